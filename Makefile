@@ -1,0 +1,58 @@
+# Front door of the project: every target is a script under scripts/.
+# WORKDIR (default ./work) holds the kernel tree, builds and downloads.
+SHELL := /bin/bash
+S := scripts
+
+.PHONY: help check run deps base apply export checkpatch build build-debug \
+	build-series selftests selftests-debug kunit kunit-um kunit-x86_64 test-harness
+
+help: ## this list
+	@grep -hE '^[a-z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
+		awk -F':.*## ' '{ printf "  make %-16s %s\n", $$1, $$2 }'
+
+check: ## the test command: base, apply, checkpatch, bisect build, harness tests, selftests + KUnit in the guest, KUnit on UML
+	@$(S)/check
+
+run: ## the main job: apply, build, boot and run the selftests (+ benchmark once it lands)
+	@$(S)/deps && $(S)/base && $(S)/apply && $(S)/build test && $(S)/selftests test
+
+deps: ## install the Debian packages the scripts need
+	@$(S)/deps
+
+base: ## fetch and commit the base tree (KERNEL_TREE=... BASE=... for your own)
+	@$(S)/base
+
+apply: ## worktree work/linux = base + series (git am)
+	@$(S)/apply
+
+export: ## worktree commits -> patches/ + series
+	@$(S)/export
+
+checkpatch: ## checkpatch.pl --strict on every patch
+	@$(S)/checkpatch
+
+build: ## x86_64 test kernel (tinyconfig + selftests/config)
+	@$(S)/build test
+
+build-debug: ## x86_64 debug kernel (+ KASAN, lockdep, DEBUG_VM)
+	@$(S)/build debug
+
+build-series: ## build every commit of the series in turn
+	@$(S)/build-series test
+
+selftests: build ## boot the test kernel and run selftests/list (and boot-time KUnit)
+	@$(S)/selftests test
+
+selftests-debug: build-debug ## the same on the debug kernel; any splat fails
+	@$(S)/selftests debug
+
+kunit: kunit-x86_64 kunit-um ## the KUnit suite through kunit.py, x86_64 (QEMU) and UML
+
+kunit-x86_64: ## kunit.py run --arch=x86_64 (KVM hidden: TCG here)
+	@$(S)/kunit x86_64
+
+kunit-um: ## kunit.py run --arch=um
+	@$(S)/kunit um
+
+test-harness: ## the harness's own tests
+	@$(S)/test-harness

@@ -1,0 +1,12 @@
+# kunit.py --qemu_config for the highmem suite on x86_64: the default x86_64
+# target with room for the 2 MB folios the suite copies.
+from ..qemu_config import QemuArchParams
+
+QEMU_ARCH = QemuArchParams(linux_arch='x86_64',
+			   kconfig='''
+CONFIG_SERIAL_8250=y
+CONFIG_SERIAL_8250_CONSOLE=y''',
+			   qemu_arch='x86_64',
+			   kernel_path='arch/x86/boot/bzImage',
+			   kernel_command_line='console=ttyS0',
+			   extra_qemu_params=['-m', '1024', '-smp', '2'])

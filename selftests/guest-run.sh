@@ -1,0 +1,17 @@
+#!/bin/sh
+# Runs inside the test guest (busybox sh): every test of the list, one after
+# the other, each behind a "# selftest:" marker line and followed by its exit
+# status, so the host can split the console log into per-test TAP.
+list=${1:-list}
+echo "# guest: $(nproc) cpus, nodes $(cat /sys/devices/system/node/online)," \
+	"Cpus_allowed $(awk '/Cpus_allowed_list/ { print $2 }' /proc/self/status)," \
+	"Mems_allowed $(awk '/Mems_allowed_list/ { print $2 }' /proc/self/status)"
+grep -v '^[[:space:]]*#' "$list" | grep -v '^allow-skip' | grep -v '^[[:space:]]*$' |
+while read -r test args; do
+	echo "# selftest: $test $args"
+	start=$(date +%s)
+	# shellcheck disable=SC2086
+	./"$test" $args </dev/null 2>&1
+	rc=$?
+	echo "# selftest-exit: $test $rc $(($(date +%s) - start))s"
+done

@@ -3,6 +3,12 @@
 # the other, each behind a "# selftest:" marker line and followed by its exit
 # status, so the host can split the console log into per-test TAP.
 list=${1:-list}
+# Swap on zram, for the tests that swap pages out.
+if [ -e /sys/block/zram0/disksize ] && ! grep -q zram0 /proc/swaps; then
+	echo 256M >/sys/block/zram0/disksize && mkswap /dev/zram0 >/dev/null &&
+		swapon /dev/zram0 || echo "# guest: zram swap setup failed"
+fi
+echo "# guest: swap $(awk 'NR > 1 { s += $3 } END { print s / 1024 " MB" }' /proc/swaps)"
 echo "# guest: $(nproc) cpus, nodes $(cat /sys/devices/system/node/online)," \
 	"Cpus_allowed $(awk '/Cpus_allowed_list/ { print $2 }' /proc/self/status)," \
 	"Mems_allowed $(awk '/Mems_allowed_list/ { print $2 }' /proc/self/status)"

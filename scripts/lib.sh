@@ -47,3 +47,18 @@ series_patches() {
 
 # Seconds since $1 (an epoch time), for timing lines.
 since() { echo $(( $(date +%s) - $1 )); }
+
+# kunit.py's "Testing complete. Ran N tests: passed: P, failed: F, skipped: S"
+# line in file $1, as "P F S" (crashed counts as failed); nothing if absent.
+kunit_counts() {
+	sed -n 's/.*Testing complete\. Ran [0-9]* tests*: *//p' "$1" | tail -n 1 | tr -d ',' |
+		awk '{ for (i = 1; i < NF; i += 2) c[$i] = $(i + 1)
+		       printf "%d %d %d\n", c["passed:"], c["failed:"] + c["crashed:"], c["skipped:"] }'
+}
+
+# The copy_mc_highpages() path the highmem suite reports in raw KTAP file $2,
+# one line per path with its case count, each prefixed with "$1: ".
+kunit_paths() {
+	{ grep -h 'copy_mc_highpages() path' "$2" 2>/dev/null || true; } | sed 's/.*path: //' | sort | uniq -c |
+		awk -v p="$1" '{ n = $1; $1 = ""; printf "%s: copy_mc_highpages() path:%s (%d cases)\n", p, $0, n }'
+}

@@ -4,7 +4,8 @@ SHELL := /bin/bash
 S := scripts
 
 .PHONY: help check run deps base apply export checkpatch build build-debug \
-	build-series selftests selftests-debug kunit kunit-um kunit-x86_64 test-harness
+	build-series selftests selftests-debug kunit kunit-um kunit-x86_64 test-harness \
+	bench bench-smoke
 
 help: ## this list
 	@grep -hE '^[a-z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -13,8 +14,15 @@ help: ## this list
 check: ## the test command: base, apply, checkpatch, bisect build, harness tests, selftests + KUnit in the guest, KUnit on UML
 	@$(S)/check
 
-run: ## the main job: apply, build, boot and run the selftests (+ benchmark once it lands)
-	@$(S)/deps && $(S)/base && $(S)/apply && $(S)/build test && $(S)/selftests test
+run: ## the main job: apply, build, selftests, then the benchmark (base vs patched), printing its report
+	@$(S)/deps && $(S)/base && $(S)/apply && $(S)/build test && $(S)/selftests test && \
+		DEPS_EXTRA=python3-matplotlib $(S)/deps && $(S)/bench
+
+bench: ## base vs patched in one run: results/<date>-<sha>/ (JSON, report.md, plot.png)
+	@DEPS_EXTRA=python3-matplotlib $(S)/deps && $(S)/bench
+
+bench-smoke: build ## movebench -q in the guest + copymodel -q: data and figures sane
+	@$(S)/bench --smoke
 
 deps: ## install the Debian packages the scripts need
 	@$(S)/deps

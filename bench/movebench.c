@@ -1,0 +1,720 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * movebench - time folio moves inside a (guest) kernel, base or patched.
+ *
+ * One JSON object per line on stdout, one line per measured figure:
+ *   move_pages   move_pages() of SIZE bytes of THP, 64KB mTHP, 2MB and 1GB
+ *                hugetlb between node 0 and node 1, GiB/s per direction
+ *   uffd_move    UFFDIO_MOVE of SIZE bytes as 4KB pages and as 64KB mTHP
+ *   window       how long a thread touching a 2MB THP is blocked while the
+ *                folio migrates: per folio the longest access, then the
+ *                median, p99 and max over the folios
+ *   memcpy       single-thread memcpy node 0 -> node 1 of 2MB chunks and of
+ *                SIZE bytes: the limit every move is compared with
+ * Every run checks the data it moved word by word, where the pages ended up
+ * and whether large folios stayed large; a failed check prints an "error"
+ * line and makes the exit status non-zero. Numbers, not verdicts: whether a
+ * figure is good is for the report to say, never for this program.
+ *
+ * Needs root (sysfs THP knobs, /proc/kpageflags) and two NUMA nodes.
+ *
+ *   movebench [-s SIZE_MB] [-r RUNS] [-g RUNS_1G] [-t TAG] [-q]
+ *   -q   quick: small sizes, two runs; for a smoke test of the tool
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MPOL_BIND	2
+#define MPOL_MF_MOVE	(1 << 1)
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT	26
+#endif
+#define MAP_HUGE_2MB	(21 << MAP_HUGE_SHIFT)
+#define MAP_HUGE_1GB	(30 << MAP_HUGE_SHIFT)
+#define KPF_COMPOUND_HEAD	(1ULL << 15)
+#define KPF_THP			(1ULL << 22)
+#define THP_SYSFS	"/sys/kernel/mm/transparent_hugepage"
+#define PMD_SZ		(2UL << 20)
+#define MTHP_SZ		(64UL << 10)
+
+static unsigned long page_size, size = 1024UL << 20;
+static int runs = 10, runs_1g = 10, errors;
+static const char *tag = "";
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void error(const char *fmt, ...)
+{
+	va_list ap;
+	char msg[512];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	printf("{\"tag\":\"%s\",\"error\":\"%s\"}\n", tag, msg);
+	fflush(stdout);
+	errors++;
+}
+
+static void skip(const char *bench, const char *kind, const char *why)
+{
+	printf("{\"tag\":\"%s\",\"bench\":\"%s\",\"kind\":\"%s\",\"skip\":\"%s\"}\n",
+	       tag, bench, kind, why);
+	fflush(stdout);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One figure: mean and standard deviation (n - 1) of v[0..n), plus extras. */
+static void emit(const char *bench, const char *kind, const char *dir,
+		 const char *unit, const double *v, int n, const char *extra)
+{
+	double mean = 0, var = 0, lo = v[0], hi = v[0];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		mean += v[i] / n;
+		lo = v[i] < lo ? v[i] : lo;
+		hi = v[i] > hi ? v[i] : hi;
+	}
+	for (i = 0; i < n && n > 1; i++)
+		var += (v[i] - mean) * (v[i] - mean) / (n - 1);
+	printf("{\"tag\":\"%s\",\"bench\":\"%s\",\"kind\":\"%s\",\"dir\":\"%s\","
+	       "\"bytes\":%lu,\"unit\":\"%s\",\"n\":%d,\"mean\":%.6g,\"std\":%.6g,"
+	       "\"min\":%.6g,\"max\":%.6g%s%s,\"values\":[", tag, bench, kind, dir, size,
+	       unit, n, mean, sqrt(var), lo, hi, extra ? "," : "", extra ? extra : "");
+	for (i = 0; i < n; i++)
+		printf("%s%.6g", i ? "," : "", v[i]);
+	printf("]}\n");
+	fflush(stdout);
+}
+
+/* ---- memory placement and checks ---- */
+
+static long mbind_node(void *addr, unsigned long len, int node)
+{
+	unsigned long mask = 1UL << node;
+
+	return syscall(SYS_mbind, addr, len, MPOL_BIND, &mask, 8 * sizeof(mask), 0);
+}
+
+static uint64_t word_of(unsigned long i, unsigned int seed)
+{
+	return (i * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)seed << 48) ^ 0x6d6f7665ULL;
+}
+
+static void fill(void *p, unsigned long len, unsigned int seed)
+{
+	uint64_t *w = p;
+	unsigned long i;
+
+	for (i = 0; i < len / 8; i++)
+		w[i] = word_of(i, seed);
+}
+
+static bool check(const char *what, const void *p, unsigned long len, unsigned int seed)
+{
+	const uint64_t *w = p;
+	unsigned long i;
+
+	for (i = 0; i < len / 8; i++) {
+		if (w[i] != word_of(i, seed)) {
+			error("%s: word %lu is %#llx, want %#llx", what, i,
+			      (unsigned long long)w[i],
+			      (unsigned long long)word_of(i, seed));
+			return false;
+		}
+	}
+	return true;
+}
+
+/* How many of the folio_sz chunks of [p, p + len) are one large folio each. */
+static long count_large(void *p, unsigned long len, unsigned long folio_sz)
+{
+	int pm = open("/proc/self/pagemap", O_RDONLY);
+	int kf = open("/proc/kpageflags", O_RDONLY);
+	unsigned long off;
+	long n = 0;
+
+	if (pm < 0 || kf < 0) {
+		n = -1;
+		goto out;
+	}
+	for (off = 0; off < len; off += folio_sz) {
+		uint64_t ent, flags, first;
+		unsigned long va = (unsigned long)p + off;
+
+		if (pread(pm, &ent, 8, va / page_size * 8) != 8 || !(ent & (1ULL << 63)))
+			continue;
+		first = ent & ((1ULL << 55) - 1);
+		if (pread(kf, &flags, 8, first * 8) != 8)
+			continue;
+		if ((flags & (KPF_COMPOUND_HEAD | KPF_THP)) != (KPF_COMPOUND_HEAD | KPF_THP))
+			continue;
+		va += folio_sz - page_size;
+		if (pread(pm, &ent, 8, va / page_size * 8) == 8 &&
+		    (ent & ((1ULL << 55) - 1)) == first + folio_sz / page_size - 1)
+			n++;
+	}
+out:
+	if (pm >= 0)
+		close(pm);
+	if (kf >= 0)
+		close(kf);
+	return n;
+}
+
+/* ---- THP sysfs knobs, restored at exit ---- */
+
+struct knob {
+	char path[160], old[32];
+	bool saved;
+};
+static struct knob knob_pmd, knob_64k;
+
+static bool knob_write(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fputs(val, f) >= 0;
+	return (fclose(f) == 0) && ok;
+}
+
+static bool knob_set(struct knob *k, const char *val)
+{
+	if (!k->saved) {
+		char buf[128], *a, *b;
+		FILE *f = fopen(k->path, "r");
+
+		if (!f || !fgets(buf, sizeof(buf), f)) {
+			if (f)
+				fclose(f);
+			return false;
+		}
+		fclose(f);
+		a = strchr(buf, '[');
+		b = a ? strchr(a, ']') : NULL;
+		if (!b || b - a > (long)sizeof(k->old))
+			return false;
+		memcpy(k->old, a + 1, b - a - 1);
+		k->old[b - a - 1] = '\0';
+		k->saved = true;
+	}
+	return knob_write(k->path, val);
+}
+
+static void knobs_restore(void)
+{
+	if (knob_pmd.saved)
+		knob_write(knob_pmd.path, knob_pmd.old);
+	if (knob_64k.saved)
+		knob_write(knob_64k.path, knob_64k.old);
+}
+
+static long stat_64k(const char *name)
+{
+	char path[200];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), THP_SYSFS "/hugepages-64kB/stats/%s", name);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* Which anonymous folio size the next faults get: 0 (4KB), PMD_SZ or MTHP_SZ. */
+static bool thp_mode(unsigned long folio_sz)
+{
+	return knob_set(&knob_pmd, folio_sz == PMD_SZ ? "always" : "never") &&
+	       knob_set(&knob_64k, folio_sz == MTHP_SZ ? "always" : "never");
+}
+
+/* ---- mappings ---- */
+
+struct kind {
+	const char *name;
+	unsigned long folio_sz;
+	int mmap_flags;		/* hugetlb flags, 0 for anonymous THP */
+};
+
+static void *map_aligned(unsigned long len, unsigned long align)
+{
+	char *p = mmap(NULL, len + align, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *a;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	a = (char *)(((unsigned long)p + align - 1) & ~(align - 1));
+	if (a > p)
+		munmap(p, a - p);
+	munmap(a + len, p + align - a);
+	return a;
+}
+
+/* len bytes of kind k, faulted in on node 0 and filled; NULL if impossible. */
+static void *map_kind(const struct kind *k, unsigned long len, unsigned int seed)
+{
+	void *p;
+
+	if (k->mmap_flags) {
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | k->mmap_flags, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+	} else {
+		if (!thp_mode(k->folio_sz))
+			return NULL;
+		p = map_aligned(len, k->folio_sz > page_size ? k->folio_sz : page_size);
+		if (!p)
+			return NULL;
+		madvise(p, len, k->folio_sz == page_size ? MADV_NOHUGEPAGE : MADV_HUGEPAGE);
+	}
+	if (mbind_node(p, len, 0)) {
+		munmap(p, len);
+		return NULL;
+	}
+	fill(p, len, seed);
+	return p;
+}
+
+/* ---- move_pages() ---- */
+
+static double move_to(void *p, unsigned long len, unsigned long step, int node,
+		      const char *what)
+{
+	unsigned long i, n = len / step;
+	void **pages = malloc(n * sizeof(*pages));
+	int *nodes = malloc(n * sizeof(*nodes)), *status = malloc(n * sizeof(*status));
+	double t;
+	long ret;
+
+	for (i = 0; i < n; i++) {
+		pages[i] = (char *)p + i * step;
+		nodes[i] = node;
+		status[i] = -1;
+	}
+	t = now();
+	ret = syscall(SYS_move_pages, 0, n, pages, nodes, status, MPOL_MF_MOVE);
+	t = now() - t;
+	if (ret)
+		error("%s: move_pages() to node %d returned %ld (errno %d)", what, node, ret, errno);
+	/* Ask where every base page is now, not only the folios' first pages */
+	if (!ret) {
+		unsigned long np = len / page_size;
+		void **all = malloc(np * sizeof(*all));
+		int *where = malloc(np * sizeof(*where));
+
+		for (i = 0; i < np; i++)
+			all[i] = (char *)p + i * page_size;
+		if (syscall(SYS_move_pages, 0, np, all, NULL, where, 0))
+			error("%s: cannot query the nodes of the pages", what);
+		for (i = 0; i < np; i++) {
+			if (where[i] != node) {
+				error("%s: page %lu on node %d after a move to node %d",
+				      what, i, where[i], node);
+				break;
+			}
+		}
+		free(all);
+		free(where);
+	}
+	free(pages);
+	free(nodes);
+	free(status);
+	return ret ? -1 : t;
+}
+
+static void bench_move_pages(const struct kind *k, int nruns)
+{
+	double *t01 = calloc(nruns, sizeof(double)), *t10 = calloc(nruns, sizeof(double));
+	long large01 = 0, large10 = 0, nfolios = size / k->folio_sz;
+	char extra[160];
+	int r;
+
+	for (r = 0; r < nruns; r++) {
+		void *p = map_kind(k, size, r);
+
+		if (!p) {
+			skip("move_pages", k->name, k->mmap_flags ?
+			     "no free hugetlb pages of this size on node 0" :
+			     "cannot set the THP size in sysfs");
+			goto out;
+		}
+		if (!k->mmap_flags && count_large(p, size, k->folio_sz) != nfolios) {
+			skip("move_pages", k->name, "the kernel did not back the buffer with folios of this size");
+			munmap(p, size);
+			goto out;
+		}
+		t01[r] = move_to(p, size, k->folio_sz, 1, k->name);
+		check(k->name, p, size, r);
+		if (!k->mmap_flags)
+			large01 += count_large(p, size, k->folio_sz);
+		t10[r] = move_to(p, size, k->folio_sz, 0, k->name);
+		check(k->name, p, size, r);
+		if (!k->mmap_flags)
+			large10 += count_large(p, size, k->folio_sz);
+		munmap(p, size);
+		if (t01[r] <= 0 || t10[r] <= 0)
+			goto out;
+		t01[r] = size / t01[r] / (1UL << 30);
+		t10[r] = size / t10[r] / (1UL << 30);
+	}
+	/* Large folios still whole after the move: 1.0 unless the kernel split them */
+	snprintf(extra, sizeof(extra), "\"folio_bytes\":%lu,\"whole_after\":%.3f",
+		 k->folio_sz, k->mmap_flags ? 1.0 : (double)large01 / nfolios / nruns);
+	emit("move_pages", k->name, "0->1", "GiB/s", t01, nruns, extra);
+	snprintf(extra, sizeof(extra), "\"folio_bytes\":%lu,\"whole_after\":%.3f",
+		 k->folio_sz, k->mmap_flags ? 1.0 : (double)large10 / nfolios / nruns);
+	emit("move_pages", k->name, "1->0", "GiB/s", t10, nruns, extra);
+out:
+	free(t01);
+	free(t10);
+}
+
+/* ---- UFFDIO_MOVE, with a second thread of the mm busy on another CPU ---- */
+
+static volatile int spin_stop;
+
+static void *spinner(void *arg)
+{
+	volatile unsigned long *w = arg;
+	cpu_set_t set;
+
+	/* Keep this mm live on CPU 1 so that every TLB flush needs an IPI */
+	CPU_ZERO(&set);
+	CPU_SET(1, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	while (!spin_stop)
+		(*w)++;
+	return NULL;
+}
+
+static void bench_uffd_move(const struct kind *k)
+{
+	double *v = calloc(runs, sizeof(double));
+	long nfolios = size / k->folio_sz, whole = 0, splits = 0;
+	static unsigned long spin_word;
+	pthread_t th;
+	char extra[200];
+	int r, uffd;
+
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (uffd < 0) {
+		skip("uffd_move", k->name, "userfaultfd() failed");
+		free(v);
+		return;
+	}
+	{
+		struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_MOVE };
+
+		if (ioctl(uffd, UFFDIO_API, &api)) {
+			skip("uffd_move", k->name, "no UFFD_FEATURE_MOVE");
+			close(uffd);
+			free(v);
+			return;
+		}
+	}
+	spin_stop = 0;
+	pthread_create(&th, NULL, spinner, &spin_word);
+	for (r = 0; r < runs; r++) {
+		char *src = map_kind(k, size, 100 + r), *dst;
+		struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+		struct uffdio_move mv = { 0 };
+		long split0 = stat_64k("split");
+		unsigned long done = 0;
+		double t;
+
+		if (!src) {
+			skip("uffd_move", k->name, "cannot set the THP size in sysfs");
+			goto out;
+		}
+		if (k->folio_sz > page_size && count_large(src, size, k->folio_sz) != nfolios) {
+			skip("uffd_move", k->name, "the kernel did not back the buffer with folios of this size");
+			munmap(src, size);
+			goto out;
+		}
+		dst = map_aligned(size, PMD_SZ);
+		reg.range.start = (unsigned long)dst;
+		reg.range.len = size;
+		if (!dst || ioctl(uffd, UFFDIO_REGISTER, &reg)) {
+			error("%s: cannot register the destination", k->name);
+			munmap(src, size);
+			goto out;
+		}
+		t = now();
+		while (done < size) {
+			mv.dst = (unsigned long)dst + done;
+			mv.src = (unsigned long)src + done;
+			mv.len = size - done;
+			mv.mode = 0;
+			mv.move = 0;
+			if (ioctl(uffd, UFFDIO_MOVE, &mv) && errno != EAGAIN) {
+				error("%s: UFFDIO_MOVE failed at byte %lu (errno %d)", k->name, done, errno);
+				break;
+			}
+			if (mv.move > 0)
+				done += mv.move;
+		}
+		t = now() - t;
+		if (done == size) {
+			check(k->name, dst, size, 100 + r);
+			v[r] = size / t / (1UL << 30);
+			if (k->folio_sz > page_size)
+				whole += count_large(dst, size, k->folio_sz);
+			splits += stat_64k("split") - split0;
+		}
+		munmap(src, size);
+		munmap(dst, size);
+		if (done != size)
+			goto out;
+	}
+	snprintf(extra, sizeof(extra),
+		 "\"folio_bytes\":%lu,\"whole_after\":%.3f,\"splits_per_run\":%.1f,\"busy_threads\":1",
+		 k->folio_sz, k->folio_sz > page_size ? (double)whole / nfolios / runs : 1.0,
+		 (double)splits / runs);
+	emit("uffd_move", k->name, "same node", "GiB/s", v, runs, extra);
+out:
+	spin_stop = 1;
+	pthread_join(th, NULL);
+	close(uffd);
+	free(v);
+}
+
+/* ---- the window: how long a 2MB THP is out of reach while it migrates ---- */
+
+static char *volatile win_target;
+static volatile unsigned long win_seq, win_seen;
+static volatile int win_stop;
+static double *win_worst;
+
+static void *accessor(void *arg)
+{
+	cpu_set_t set;
+
+	(void)arg;
+	CPU_ZERO(&set);
+	CPU_SET(1, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	while (!win_stop) {
+		unsigned long seq = win_seq;
+		char *p = win_target;
+		double t;
+
+		if (!p)
+			continue;
+		/* A write: it waits on the migration entry while the folio moves */
+		t = now();
+		p[seq % PMD_SZ] ^= 1;
+		p[seq % PMD_SZ] ^= 1;
+		t = now() - t;
+		if (t > win_worst[seq])
+			win_worst[seq] = t;
+		win_seen = seq + 1;
+	}
+	return NULL;
+}
+
+static void bench_window(void)
+{
+	struct kind thp = { "thp", PMD_SZ, 0 };
+	unsigned long n = size / PMD_SZ, i, moved = 0;
+	double *lat;
+	pthread_t th;
+	char extra[160];
+	char *p;
+
+	if (n > 256)
+		n = 256;
+	p = map_kind(&thp, n * PMD_SZ, 7);
+	if (!p || count_large(p, n * PMD_SZ, PMD_SZ) != (long)n) {
+		skip("window", "thp", "no 2MB THP for the buffer");
+		if (p)
+			munmap(p, n * PMD_SZ);
+		return;
+	}
+	win_worst = calloc(n + 1, sizeof(double));
+	lat = calloc(n, sizeof(double));
+	win_stop = 0;
+	win_seq = 0;
+	win_seen = 0;
+	win_target = NULL;
+	pthread_create(&th, NULL, accessor, NULL);
+	for (i = 0; i < n; i++) {
+		void *pg = p + i * PMD_SZ;
+		int node = 1, st = -1;
+
+		win_seq = i;
+		win_target = pg;
+		while (win_seen <= i)	/* the accessor is on this folio */
+			;
+		if (syscall(SYS_move_pages, 0, 1, &pg, &node, &st, MPOL_MF_MOVE) || st != 1) {
+			error("window: folio %lu not moved (status %d)", i, st);
+			break;
+		}
+		win_seen = 0;
+		while (win_seen <= i)	/* and came back after the move */
+			;
+		lat[moved++] = win_worst[i];
+	}
+	win_stop = 1;
+	pthread_join(th, NULL);
+	check("window", p, n * PMD_SZ, 7);
+	munmap(p, n * PMD_SZ);
+	if (moved) {
+		qsort(lat, moved, sizeof(double), cmp_double);
+		snprintf(extra, sizeof(extra),
+			 "\"median_us\":%.3f,\"p99_us\":%.3f,\"max_us\":%.3f,\"folios\":%lu",
+			 lat[moved / 2] * 1e6, lat[(moved * 99) / 100] * 1e6,
+			 lat[moved - 1] * 1e6, moved);
+		for (i = 0; i < moved; i++)
+			lat[i] *= 1e6;
+		emit("window", "thp", "0->1", "us", lat, moved, extra);
+	}
+	free(lat);
+	free(win_worst);
+}
+
+/* ---- the limit: memcpy node 0 -> node 1 ---- */
+
+static void bench_memcpy(void)
+{
+	double *big = calloc(runs, sizeof(double)), *small = calloc(runs, sizeof(double));
+	unsigned long chunks = size / PMD_SZ, c;
+	char *src = map_aligned(size, PMD_SZ), *dst = map_aligned(size, PMD_SZ);
+	char extra[120];
+	int r;
+
+	if (!src || !dst || mbind_node(src, size, 0) || mbind_node(dst, size, 1)) {
+		skip("memcpy", "-", "cannot place buffers on nodes 0 and 1");
+		goto out;
+	}
+	fill(src, size, 3);
+	memset(dst, 0, size);
+	for (r = 0; r < runs; r++) {
+		double t = now();
+
+		/* 2MB at a time, every chunk once per run: a cold source */
+		for (c = 0; c < chunks; c++)
+			memcpy(dst + c * PMD_SZ, src + c * PMD_SZ, PMD_SZ);
+		t = now() - t;
+		small[r] = size / t / (1UL << 30);
+		t = now();
+		memcpy(dst, src, size);
+		t = now() - t;
+		big[r] = size / t / (1UL << 30);
+	}
+	check("memcpy", dst, size, 3);
+	snprintf(extra, sizeof(extra), "\"chunk_bytes\":%lu", PMD_SZ);
+	emit("memcpy", "2MB", "0->1", "GiB/s", small, runs, extra);
+	snprintf(extra, sizeof(extra), "\"chunk_bytes\":%lu", size);
+	emit("memcpy", "whole", "0->1", "GiB/s", big, runs, extra);
+out:
+	if (src)
+		munmap(src, size);
+	if (dst)
+		munmap(dst, size);
+	free(big);
+	free(small);
+}
+
+int main(int argc, char **argv)
+{
+	const struct kind thp = { "thp", PMD_SZ, 0 }, mthp = { "mthp64k", MTHP_SZ, 0 };
+	const struct kind h2m = { "hugetlb2m", PMD_SZ, MAP_HUGE_2MB };
+	const struct kind h1g = { "hugetlb1g", 1UL << 30, MAP_HUGE_1GB };
+	const struct kind small = { "4k", 0, 0 };
+	struct kind k4 = small;
+	int opt;
+
+	page_size = sysconf(_SC_PAGESIZE);
+	while ((opt = getopt(argc, argv, "s:r:g:t:q")) != -1) {
+		switch (opt) {
+		case 's':
+			size = strtoul(optarg, NULL, 0) << 20;
+			break;
+		case 'r':
+			runs = atoi(optarg);
+			break;
+		case 'g':
+			runs_1g = atoi(optarg);
+			break;
+		case 't':
+			tag = optarg;
+			break;
+		case 'q':
+			size = 16UL << 20;
+			runs = 2;
+			runs_1g = 0;
+			break;
+		default:
+			fprintf(stderr, "usage: movebench [-s SIZE_MB] [-r RUNS] [-g RUNS_1G] [-t TAG] [-q]\n");
+			return 2;
+		}
+	}
+	if (size < PMD_SZ || size % PMD_SZ || runs < 2) {
+		fprintf(stderr, "movebench: SIZE must be a multiple of 2 MB and RUNS at least 2\n");
+		return 2;
+	}
+	k4.folio_sz = page_size;
+	snprintf(knob_pmd.path, sizeof(knob_pmd.path), THP_SYSFS "/hugepages-%lukB/enabled",
+		 PMD_SZ >> 10);
+	snprintf(knob_64k.path, sizeof(knob_64k.path), THP_SYSFS "/hugepages-64kB/enabled");
+	atexit(knobs_restore);
+	printf("{\"tag\":\"%s\",\"info\":\"movebench\",\"bytes\":%lu,\"runs\":%d,\"runs_1g\":%d,"
+	       "\"cpus\":%ld}\n", tag, size, runs, runs_1g, sysconf(_SC_NPROCESSORS_ONLN));
+
+	bench_memcpy();
+	bench_move_pages(&thp, runs);
+	bench_move_pages(&mthp, runs);
+	bench_move_pages(&h2m, runs);
+	if (runs_1g >= 2) {
+		unsigned long keep = size;
+
+		size = 1UL << 30;	/* one 1GB page per run */
+		bench_move_pages(&h1g, runs_1g);
+		size = keep;
+	} else {
+		skip("move_pages", h1g.name, "1GB runs not requested (-g)");
+	}
+	bench_uffd_move(&k4);
+	bench_uffd_move(&mthp);
+	bench_window();
+	knobs_restore();
+	return errors ? 1 : 0;
+}

@@ -5,7 +5,7 @@ S := scripts
 
 .PHONY: help check run deps base apply export checkpatch build build-debug \
 	build-series selftests selftests-debug kunit kunit-um kunit-x86_64 test-harness \
-	bench bench-smoke
+	bench bench-smoke matrix cover-letter send-dry-run
 
 help: ## this list
 	@grep -hE '^[a-z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -64,3 +64,12 @@ kunit-um: ## kunit.py run --arch=um
 
 test-harness: ## the harness's own tests
 	@$(S)/test-harness
+
+matrix: ## every commit on x86_64, i386 HIGHMEM, arm64, ppc64le, um; W=1 + sparse, no new warnings
+	@DEPS_EXTRA="gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu gcc-i686-linux-gnu" $(S)/deps && $(S)/matrix
+
+cover-letter: ## cover-letter.txt from cover-letter.in + the latest results/*/report.md
+	@$(S)/cover-letter
+
+send-dry-run: ## b4 prep (cover, v3, To/Cc), checkpatch, b4 send -o work/send/out, round-trip checks
+	@$(S)/send

@@ -227,7 +227,40 @@ def plot(d, rows, accel):
     fig.savefig(d / "plot.png", dpi=100)
 
 
+def text(d):
+    """report.md as plain text for a mail: aligned columns, no markup."""
+    out, table = [], []
+
+    def flush():
+        if not table:
+            return
+        rows = [[c.strip() for c in r.strip().strip("|").split("|")] for r in table
+                if not set(r.replace("|", "").strip()) <= set("-: ")]
+        w = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        for r in rows:
+            out.append("  " + "  ".join(c.ljust(w[i]) for i, c in enumerate(r)).rstrip())
+        table.clear()
+
+    for line in (Path(d) / "report.md").read_text().splitlines():
+        if line.startswith("|"):
+            table.append(line)
+            continue
+        flush()
+        if line.startswith("# ") or line.startswith("Raw data") or line.startswith("Plot"):
+            continue
+        line = line.replace("**", "").replace("`", "")
+        if line.startswith("## "):
+            line = line[3:]
+        out.append(line)
+    flush()
+    while out and not out[-1].strip():
+        out.pop()
+    print("\n".join(out))
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--text":
+        sys.exit(text(sys.argv[2]))
     if len(sys.argv) > 2 and sys.argv[1] in ("--check", "--check-guest"):
         sys.exit(check(sys.argv[2:], sys.argv[1] == "--check-guest"))
     if len(sys.argv) != 2:

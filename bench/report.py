@@ -109,7 +109,8 @@ def main(d):
               f"nodes, CPU model `{meta['cpu_model']}`, same shape for both kernels; "
               f"{meta['rounds']} boots per kernel interleaved (base, patched, ...), "
               f"{meta['runs']} runs per boot, {meta['size_mb']} MB per run "
-              f"(1GB hugetlb: {meta['runs_1g']} runs per boot).")
+              f"(1GB hugetlb: {meta['runs_1g']} runs per boot)"
+              + ("; guest RAM allocated on the host before boot." if meta.get("prealloc") else "."))
     md.append(f"- Kernels: base `{meta['base_kernel']}`, patched `{meta['patched_kernel']}` "
               f"(same config: tinyconfig + selftests/config).")
     md.append(f"- Host: {meta['host_cpu']}, {meta['host_cpus']} CPUs, load average at start "

@@ -18,7 +18,8 @@
  *
  * Needs root (sysfs THP knobs, /proc/kpageflags) and two NUMA nodes.
  *
- *   movebench [-s SIZE_MB] [-r RUNS] [-g RUNS_1G] [-t TAG] [-q]
+ *   movebench [-s SIZE_MB] [-r RUNS] [-g RUNS_1G] [-t TAG] [-o BENCHES] [-q]
+ *   -o   only these, comma-separated: memcpy,move_pages,uffd_move,window
  *   -q   quick: small sizes, two runs; for a smoke test of the tool
  */
 #define _GNU_SOURCE
@@ -55,7 +56,21 @@
 
 static unsigned long page_size, size = 1024UL << 20;
 static int runs = 10, runs_1g = 10, errors;
-static const char *tag = "";
+static const char *tag = "", *only;
+
+static bool wanted(const char *bench)
+{
+	const char *p = only;
+	size_t n = strlen(bench);
+
+	while (p && *p) {
+		if (!strncmp(p, bench, n) && (p[n] == ',' || !p[n]))
+			return true;
+		p = strchr(p, ',');
+		p = p ? p + 1 : NULL;
+	}
+	return !only;
+}
 
 static double now(void)
 {
@@ -663,7 +678,7 @@ int main(int argc, char **argv)
 	int opt;
 
 	page_size = sysconf(_SC_PAGESIZE);
-	while ((opt = getopt(argc, argv, "s:r:g:t:q")) != -1) {
+	while ((opt = getopt(argc, argv, "s:r:g:t:o:q")) != -1) {
 		switch (opt) {
 		case 's':
 			size = strtoul(optarg, NULL, 0) << 20;
@@ -677,13 +692,16 @@ int main(int argc, char **argv)
 		case 't':
 			tag = optarg;
 			break;
+		case 'o':
+			only = optarg;
+			break;
 		case 'q':
 			size = 16UL << 20;
 			runs = 2;
 			runs_1g = 0;
 			break;
 		default:
-			fprintf(stderr, "usage: movebench [-s SIZE_MB] [-r RUNS] [-g RUNS_1G] [-t TAG] [-q]\n");
+			fprintf(stderr, "usage: movebench [-s SIZE_MB] [-r RUNS] [-g RUNS_1G] [-t TAG] [-o BENCHES] [-q]\n");
 			return 2;
 		}
 	}
@@ -699,22 +717,28 @@ int main(int argc, char **argv)
 	printf("{\"tag\":\"%s\",\"info\":\"movebench\",\"bytes\":%lu,\"runs\":%d,\"runs_1g\":%d,"
 	       "\"cpus\":%ld}\n", tag, size, runs, runs_1g, sysconf(_SC_NPROCESSORS_ONLN));
 
-	bench_memcpy();
-	bench_move_pages(&thp, runs);
-	bench_move_pages(&mthp, runs);
-	bench_move_pages(&h2m, runs);
-	if (runs_1g >= 2) {
-		unsigned long keep = size;
+	if (wanted("memcpy"))
+		bench_memcpy();
+	if (wanted("move_pages")) {
+		bench_move_pages(&thp, runs);
+		bench_move_pages(&mthp, runs);
+		bench_move_pages(&h2m, runs);
+		if (runs_1g >= 2) {
+			unsigned long keep = size;
 
-		size = 1UL << 30;	/* one 1GB page per run */
-		bench_move_pages(&h1g, runs_1g);
-		size = keep;
-	} else {
-		skip("move_pages", h1g.name, "1GB runs not requested (-g)");
+			size = 1UL << 30;	/* one 1GB page per run */
+			bench_move_pages(&h1g, runs_1g);
+			size = keep;
+		} else {
+			skip("move_pages", h1g.name, "1GB runs not requested (-g)");
+		}
 	}
-	bench_uffd_move(&k4);
-	bench_uffd_move(&mthp);
-	bench_window();
+	if (wanted("uffd_move")) {
+		bench_uffd_move(&k4);
+		bench_uffd_move(&mthp);
+	}
+	if (wanted("window"))
+		bench_window();
 	knobs_restore();
 	return errors ? 1 : 0;
 }

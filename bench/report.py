@@ -113,8 +113,12 @@ def main(d):
               + ("; guest RAM allocated on the host before boot." if meta.get("prealloc") else "."))
     md.append(f"- Kernels: base `{meta['base_kernel']}`, patched `{meta['patched_kernel']}` "
               f"(same config: tinyconfig + selftests/config).")
-    md.append(f"- Host: {meta['host_cpu']}, {meta['host_cpus']} CPUs, load average at start "
-              f"{meta['load_start']}, at end {meta.get('load_end', '?')}.")
+    virt = " (itself a virtual machine)" if meta.get("host_virtual") else ""
+    md.append(f"- Host: {meta['host_cpu']}{virt}, {meta['host_cpus']} CPUs, load average at "
+              f"start {meta['load_start']}, at end {meta.get('load_end', '?')}.")
+    md.append("- ratio: patched / base. of memcpy: patched / single-thread memcpy of "
+              "the whole buffer in the same guest. whole (b, p): share of large "
+              "folios still whole after the move, base and patched.")
     if accel == "tcg":
         md.append("- **Emulated (TCG)**: the guest's copies run ~60x slower than native and "
                   "its `rep movsb` is slower still than the vector memcpy of user space. "
@@ -126,8 +130,7 @@ def main(d):
     lim_2m = get("memcpy", "2MB", "0->1", "patched")[0]
     md.append(f"## move_pages() and UFFDIO_MOVE, GiB/s, mean ± stddev [{accel}]")
     md.append("")
-    md.append("| figure | base | patched | patched/base | patched / memcpy limit | "
-              "large folios still whole (base, patched) |")
+    md.append("| figure | base | patched | ratio | of memcpy | whole (b, p) |")
     md.append("|---|---|---|---|---|---|")
     rows = []
     for b, kinds, dirs in (("move_pages", ("thp", "mthp64k", "hugetlb2m", "hugetlb1g"),
@@ -143,7 +146,7 @@ def main(d):
                 frac = pm / lim_whole if pm and lim_whole and b == "move_pages" else None
                 wb = P.get((b, k, dr, "base"), {}).get("meta", {}).get("whole_after")
                 wp = P.get((b, k, dr, "patched"), {}).get("meta", {}).get("whole_after")
-                name = f"{b} {k} {dr}" if b == "move_pages" else f"UFFDIO_MOVE {k}"
+                name = f"move_pages {k} {dr}" if b == "move_pages" else f"UFFDIO_MOVE {k}"
                 md.append(f"| {name} | {fmt(bm, bs)} | {fmt(pm, psd)} | "
                           f"{'n/a' if sp is None else f'{sp:.2f}x'} | "
                           f"{'-' if frac is None else f'{frac:.0%}'} | {wb}, {wp} |")
@@ -177,10 +180,9 @@ def main(d):
                   f"interleaved, {info.get('runs')} runs, buffer {info.get('bytes', 0) >> 20} MB, "
                   f"load average {info.get('loadavg_1m')} at start.")
         md.append("")
-        md.append("| folio | per-page calls | one call | one call / per-page | memcpy | "
-                  "one call / memcpy |")
+        md.append("| folio | per-page calls | one call | ratio | memcpy | of memcpy |")
         md.append("|---|---|---|---|---|---|")
-        for k, label in (("2MB", "2MB (THP)"), ("whole", f"{info.get('bytes', 0) >> 20}MB (1GB hugetlb)")):
+        for k, label in (("2MB", "2MB (THP)"), ("whole", f"{info.get('bytes', 0) >> 20}MB (hugetlb)")):
             pp = ms(N.get(("copy_model", k, "per-page", "native"), {}).get("values", []))
             one = ms(N.get(("copy_model", k, "one call", "native"), {}).get("values", []))
             mc = ms(N.get(("copy_model", k, "memcpy", "native"), {}).get("values", []))
@@ -230,6 +232,7 @@ def plot(d, rows, accel):
 
 def text(d):
     """report.md as plain text for a mail: aligned columns, no markup."""
+    import textwrap
     out, table = [], []
 
     def flush():
@@ -252,7 +255,12 @@ def text(d):
         line = line.replace("**", "").replace("`", "")
         if line.startswith("## "):
             line = line[3:]
-        out.append(line)
+        if line.startswith("- "):
+            out += textwrap.wrap(line, 72, subsequent_indent="  ")
+        elif len(line) > 72:
+            out += textwrap.wrap(line, 72)
+        else:
+            out.append(line)
     flush()
     while out and not out[-1].strip():
         out.pop()

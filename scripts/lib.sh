@@ -56,7 +56,7 @@ kunit_counts() {
 		       printf "%d %d %d\n", c["passed:"], c["failed:"] + c["crashed:"], c["skipped:"] }'
 }
 
-# The copy_mc_highpages() path the highmem suite reports in raw KTAP file $2,
+# The copy_mc_highpages() path the copy_mc suite reports in raw KTAP file $2,
 # one line per path with its case count, each prefixed with "$1: ".
 kunit_paths() {
 	{ grep -h 'copy_mc_highpages() path' "$2" 2>/dev/null || true; } | sed 's/.*path: //' | sort | uniq -c |

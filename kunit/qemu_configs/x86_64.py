@@ -1,4 +1,4 @@
-# kunit.py --qemu_config for the highmem suite on x86_64: the default x86_64
+# kunit.py --qemu_config for the copy_mc suite on x86_64: the default x86_64
 # target with room for the 2 MB folios the suite copies.
 from ..qemu_config import QemuArchParams
 

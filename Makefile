@@ -18,7 +18,7 @@ run: ## the main job: apply, build, selftests, then the benchmark (base vs patch
 	@$(S)/deps && $(S)/base && $(S)/apply && $(S)/build test && $(S)/selftests test && \
 		DEPS_EXTRA=python3-matplotlib $(S)/deps && $(S)/bench
 
-bench: ## base vs patched in one run: results/<date>-<sha>/ (JSON, report.md, plot.png)
+bench: ## base vs patched in one run: work/bench/<date>T<time>-<sha>/ (JSON, report.md, plot.png); scripts/bench --save keeps it in results/
 	@DEPS_EXTRA=python3-matplotlib $(S)/deps && $(S)/bench
 
 bench-smoke: build ## movebench -q in the guest + copymodel -q: data and figures sane

@@ -7,6 +7,9 @@
                            finite positive number
   report.py --check-guest FILE...  the same, and movebench's main figures
                            are all there
+  report.py --newest PATH...  the finished run (report.md and meta.json)
+                           with the latest meta.json date, among the PATHs
+                           and the directories right under them
 
 Runs of the same kernel from several boots are pooled before the mean and
 standard deviation are taken. Every table is tagged with where it ran:
@@ -267,7 +270,26 @@ def text(d):
     print("\n".join(out))
 
 
+def newest(paths):
+    """Print the finished run with the latest date in its meta.json."""
+    runs = []
+    for p in map(Path, paths):
+        for d in [p] + (sorted(p.iterdir()) if p.is_dir() else []):
+            if (d / "report.md").is_file() and (d / "meta.json").is_file():
+                try:
+                    date = json.load(open(d / "meta.json"))["date"]
+                except (ValueError, KeyError, OSError):
+                    continue
+                runs.append((date, d.name, str(d)))
+    if not runs:
+        return 1
+    print(max(runs)[2])
+    return 0
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--newest":
+        sys.exit(newest(sys.argv[2:]))
     if len(sys.argv) == 3 and sys.argv[1] == "--text":
         sys.exit(text(sys.argv[2]))
     if len(sys.argv) > 2 and sys.argv[1] in ("--check", "--check-guest"):

@@ -62,3 +62,63 @@ kunit_paths() {
 	{ grep -h 'copy_mc_highpages() path' "$2" 2>/dev/null || true; } | sed 's/.*path: //' | sort | uniq -c |
 		awk -v p="$1" '{ n = $1; $1 = ""; printf "%s: copy_mc_highpages() path:%s (%d cases)\n", p, $0, n }'
 }
+
+# format-patch base..HEAD of worktree $1 into directory $2, as scripts/export
+# writes patches/: --zero-commit and no signature, so the files depend only
+# on the changes; each commit's git note (its changelog) below "---".
+format_series() {
+	git -C "$1" format-patch -q --notes --zero-commit --no-signature --no-cover-letter \
+		--subject-prefix=PATCH -o "$2" "$BASE_COMMIT..HEAD"
+}
+
+# The changelog below "---" of patch file $1 (format-patch --notes), as the
+# text of its git note; empty if it has none.
+patch_notes() {
+	awk 'seen && /^Notes:$/ { on = 1; next }
+		on && (/^    / || /^$/) { sub(/^    /, ""); print; next }
+		on { exit }
+		/^---$/ { seen = 1 }' "$1"
+}
+
+# The environment of every kernel build in tree $1: a fixed build identity
+# (the same sources give the same objects) and ccache keyed on paths
+# relative to the tree.
+kbuild_env() {
+	export KBUILD_BUILD_TIMESTAMP="2026-01-01" KBUILD_BUILD_USER=kbuild KBUILD_BUILD_HOST=localhost
+	export CCACHE_BASEDIR=$1 CCACHE_NOHASHDIR=1 CCACHE_SLOPPINESS=time_macros,include_file_mtime
+	mkdir -p "$CCACHE_DIR"
+}
+
+# Install the worktree's uapi headers under $WORKDIR/build/headers (what
+# the selftests and movebench compile against), logging to file $1.
+install_uapi_headers() {
+	local hdr=$WORKDIR/build/headers
+	mkdir -p "$hdr"
+	log "installing uapi headers of the worktree"
+	make -s -C "$TREE" O="$hdr" ARCH=x86_64 headers >"$1" 2>&1 ||
+		{ tail -n 20 "$1" >&2; die "make headers failed"; }
+}
+
+# The cached answer of scripts/vm's KVM probe ($WORKDIR/kvm-probe): a "no"
+# older than a day is dropped, so a machine that gains a working KVM (or a
+# probe that timed out under load) is asked again.
+KVM_PROBE_CACHE=$WORKDIR/kvm-probe
+kvm_probe_cached() {
+	[ -f "$KVM_PROBE_CACHE" ] || return 1
+	if [ "$(cat "$KVM_PROBE_CACHE")" = no ] &&
+		[ -n "$(find "$KVM_PROBE_CACHE" -mmin +1440 2>/dev/null)" ]; then
+		rm -f "$KVM_PROBE_CACHE"
+		return 1
+	fi
+	cat "$KVM_PROBE_CACHE"
+}
+
+# The accelerator for QEMU: $ACCEL if set (kvm or tcg), else what the
+# cached probe of scripts/vm said (tcg when it has not run).
+accel_choice() {
+	case ${ACCEL:-} in
+	kvm | tcg) echo "$ACCEL" ;;
+	"") [ "$(kvm_probe_cached)" = yes ] && echo kvm || echo tcg ;;
+	*) die "ACCEL must be kvm or tcg, not '$ACCEL'" ;;
+	esac
+}

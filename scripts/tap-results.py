@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
 """Split a guest console log into per-test TAP and count the cases.
 
-    tap-results.py CONSOLE_LOG LIST [--counts FILE]
+    tap-results.py CONSOLE_LOG LIST [--counts FILE] [--config .config]
+                   [--boot-log FILE]
 
 CONSOLE_LOG holds "# selftest: NAME ARGS" / "# selftest-exit: NAME RC" marker
 lines written by selftests/guest-run.sh around each test's output. Every
 top-level TAP result is one case. A case marked "# SKIP" counts as skipped,
 and also as failed unless an "allow-skip GLOB REASON" line of LIST matches
-"NAME: description". A test that does not finish, exits non-zero with no
-failed case, or gives fewer results than its plan adds a failure. A kernel
-splat anywhere in the log is a failure too.
+"NAME: description". A test that skips as a whole ("1..0 # SKIP", or exit
+status 4 with no result) is one skipped case "NAME: whole test", under the
+same rule. A test that does not finish, prints no TAP, exits non-zero with
+no failed case, or gives fewer results than its plan adds a failure. A
+kernel splat anywhere in the log is a failure too. With --config, each
+"kunit OPTION SUITE" line of LIST whose OPTION is =y in that .config needs
+the suite's KTAP ("# Subtest: SUITE") in the boot log (--boot-log, else
+CONSOLE_LOG): one passed case if it is there, a failure if not.
 Prints one line per case and a summary; exits 1 on any failure.
 """
 import fnmatch
@@ -17,7 +23,7 @@ import re
 import sys
 
 RESULT = re.compile(r'^(not ok|ok)\s+(\d+)\s*(?:-\s*)?(.*?)\s*(?:#\s*(SKIP|skip|TODO)\b\s*(.*))?$')
-PLAN = re.compile(r'^1\.\.(\d+)')
+PLAN = re.compile(r'^1\.\.(\d+)\s*(?:#\s*(?:SKIP|skip)\b\s*(.*))?$')
 SPLAT = re.compile(r'(BUG: |WARNING: |Oops: |general protection fault|Kernel panic|'
                    r'possible circular locking|possible recursive locking|'
                    r'inconsistent lock state|UBSAN:|KASAN:|BUG kmalloc|'
@@ -27,19 +33,30 @@ SPLAT = re.compile(r'(BUG: |WARNING: |Oops: |general protection fault|Kernel pan
 
 def main():
     args = sys.argv[1:]
-    counts_file = None
-    if '--counts' in args:
-        i = args.index('--counts')
-        counts_file = args[i + 1]
-        del args[i:i + 2]
+    opts = {}
+    for o in ('--counts', '--config', '--boot-log'):
+        if o in args:
+            i = args.index(o)
+            if i + 1 >= len(args):
+                sys.exit(f'{o} needs a file')
+            opts[o] = args[i + 1]
+            del args[i:i + 2]
+    counts_file = opts.get('--counts')
     if len(args) != 2:
         sys.exit(__doc__)
     log, listfile = args
     allow = []
     expected = []
+    suites = []
     for line in open(listfile, encoding='utf-8'):
         line = line.strip()
         if not line or line.startswith('#'):
+            continue
+        if line.startswith('kunit '):
+            parts = line.split()
+            if len(parts) != 3:
+                sys.exit(f'{listfile}: kunit needs an option and a suite: {line}')
+            suites.append((parts[1], parts[2]))
             continue
         if line.startswith('allow-skip'):
             parts = line.split(None, 2)
@@ -74,7 +91,8 @@ def main():
         if m:
             current = m.group(1)
             seen.append(current)
-            state[current] = {'plan': None, 'results': 0, 'failed': 0, 'exit': None}
+            state[current] = {'plan': None, 'results': 0, 'failed': 0, 'exit': None,
+                              'skip_all': None}
             continue
         m = re.match(r'^# selftest-exit: (\S+) (\d+)', raw)
         if m and current:
@@ -87,6 +105,8 @@ def main():
         m = PLAN.match(raw)
         if m and st['plan'] is None:
             st['plan'] = int(m.group(1))
+            if st['plan'] == 0:
+                st['skip_all'] = m.group(2) or 'no reason given'
             continue
         m = RESULT.match(raw)
         if not m:
@@ -115,12 +135,37 @@ def main():
         st = state[name]
         if st['exit'] is None:
             case('FAIL', name, 'did not finish (crash, hang or guest died)')
-        elif st['exit'] not in (0, 4) and st['failed'] == 0:
+            continue
+        if st['results'] == 0:
+            if st['skip_all'] is not None or st['exit'] == 4:
+                # The whole test skipped ("1..0 # SKIP", exit 4): one
+                # skip, which the list must allow like any other.
+                desc = f'{name}: whole test'
+                reason = st['skip_all'] or 'exit status 4 (skip) with no result'
+                ok = [r for g, r in allow if fnmatch.fnmatch(desc, g)]
+                case('SKIP', desc, reason + (f'; allowed: {ok[0]}' if ok else ''))
+                if not ok:
+                    case('FAIL', desc, 'skipped, and the list does not allow it')
+            elif st['plan'] is None:
+                case('FAIL', name, f'printed no TAP (exit status {st["exit"]})')
+            else:
+                case('FAIL', name, 'reported no test case')
+            continue
+        if st['exit'] not in (0, 4) and st['failed'] == 0:
             case('FAIL', name, f'exit status {st["exit"]} with no failed case')
         if st['plan'] is not None and st['results'] < st['plan']:
             case('FAIL', name, f'{st["results"]} results for a plan of {st["plan"]}')
-        if st['results'] == 0 and st['exit'] == 0:
-            case('FAIL', name, 'reported no test case')
+    # A KUnit suite the kernel was built with must have run at boot.
+    if suites and '--config' in opts:
+        config = set(open(opts['--config'], encoding='utf-8').read().split())
+        boot = open(opts.get('--boot-log', log), encoding='utf-8', errors='replace').read()
+        for opt, suite in suites:
+            if f'{opt}=y' not in config:
+                continue
+            if re.search(rf'^\s*# Subtest: {re.escape(suite)}\s*$', boot, re.M):
+                case('PASS', f'kunit: {suite} ran at boot')
+            else:
+                case('FAIL', f'kunit: {suite}', f'{opt}=y but no KTAP of the suite in the boot log')
     for s in splats[:5]:
         case('FAIL', 'kernel log', s[:160])
 

@@ -5,7 +5,7 @@ S := scripts
 
 .PHONY: help check run deps base apply export checkpatch build build-debug \
 	build-series selftests selftests-debug kunit kunit-um kunit-x86_64 test-harness \
-	bench bench-smoke matrix cover-letter send-dry-run
+	bench bench-smoke copymodel matrix cover-letter send-dry-run
 
 help: ## this list
 	@grep -hE '^[a-z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -23,6 +23,9 @@ bench: ## base vs patched in one run: work/bench/<date>T<time>-<sha>/ (JSON, rep
 
 bench-smoke: build ## movebench -q in the guest + copymodel -q: data and figures sane
 	@$(S)/bench --smoke
+
+copymodel: ## the host-native copy model alone (the kernel tree's copy routines vs ours vs glibc), pinned: work/copymodel/<date>-<sha>/; KSRC=tree, -q via COPYMODEL_QUICK=1
+	@$(S)/copymodel $(if $(COPYMODEL_QUICK),-q)
 
 deps: ## install the Debian packages the scripts need
 	@$(S)/deps

@@ -3,20 +3,52 @@
  * copymodel - the copy shapes of folio_mc_copy() before and after the
  * series, timed natively on the host, on the same buffers, in one run.
  *
- * On x86-64 with ERMS, copy_mc_to_kernel() is a `rep movsb`. Before the
- * series a folio is copied one 4KB page per call; after it, in one call:
+ * Before the series a folio is copied one 4KB page per copy_mc_to_kernel()
+ * call; after it, in one call:
  *   kind "2MB":   512 calls of 4KB ("per-page") vs 1 call ("one call")
  *   kind "whole": the whole buffer (1GB by default, a 1GB hugetlb folio)
  *                 in 4KB calls vs in 1 call
- * with glibc memcpy() of the same chunks as the limit. Every chunk is
- * copied once per pass over a buffer much larger than the caches, so the
- * source is cold, as when migrating a folio. The shapes are interleaved,
- * rotating their order each run, so that drift hits them all, and the
- * process is pinned to one CPU. One JSON object per line, tagged "native".
+ * each with every routine below:
  *
- *   copymodel [-s SIZE_MB] [-r RUNS] [-c CPU] [-q]
+ *   copy_mc_enhanced_fast_string  the kernel's, from arch/x86/lib/copy_mc_64.S
+ *                                 (what copy_mc_to_kernel() runs with ERMS)
+ *   copy_mc_fragile               the kernel's, same file (CPUs with the
+ *                                 fragile-copy quirk)
+ *   kernel_memcpy                 the kernel's memcpy from
+ *                                 arch/x86/lib/memcpy_64.S without FSRM, i.e.
+ *                                 memcpy_orig (copy_mc_to_kernel() without ERMS)
+ *   rep_movsb, rep_movsq          ours: one string instruction per call
+ *   nt_movnti, nt_movntdq         ours: non-temporal stores (8-byte movnti as
+ *                                 the kernel's __copy_user_nocache(); 16-byte
+ *                                 SSE2 movntdq as glibc for large sizes), one
+ *                                 sfence per call
+ *   glibc_memcpy                  the limit
+ *
+ * The kernel routines are assembled from a kernel tree at build time
+ * (scripts/copymodel-build, KSRC=) with our shim headers in bench/kshim/;
+ * they are called through a wrapper shaped like copy_mc_to_kernel(). Built
+ * without them (no tree), only our own routines run and the info line says
+ * so ("kernel_copy":false).
+ *
+ * Every chunk is copied once per pass over a buffer much larger than the
+ * caches, so the source is cold, as when migrating a folio; the buffers
+ * are THP-backed where the kernel allows (the kernel copies through its
+ * huge-page direct map). Shapes are interleaved, their order rotated each
+ * run, so that drift hits them all; the process is pinned to one CPU.
+ * Every pass is checked against the source. Each figure is given by wall
+ * time ("values", "median") and by the time the thread ran ("values_cpu",
+ * "median_cpu"): on a busy host the two differ by the preemptions. One
+ * JSON object per line, tagged "native".
+ *
+ *   copymodel [-s SIZE_MB] [-r RUNS] [-c CPU] [-H] [-q]
+ *     -H  4KB pages only (no MADV_HUGEPAGE)
+ *     -q  quick: 64 MB, 3 runs (a smoke test, not a measurement)
  */
 #define _GNU_SOURCE
+#ifndef __x86_64__
+#error "copymodel times x86-64 copy routines"
+#endif
+#include <emmintrin.h>
 #include <math.h>
 #include <sched.h>
 #include <stdint.h>
@@ -30,68 +62,312 @@
 #define PG	4096UL
 #define THP	(2UL << 20)
 
+#ifndef KSRC_DESC
+#define KSRC_DESC ""
+#endif
+#ifndef KCOPY_NOTE
+#define KCOPY_NOTE ""
+#endif
+
 static unsigned long size = 1024UL << 20;
 static char *src, *dst;
 
-static double now(void)
+static double clock_s(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* One copy_mc_to_kernel() call: a call boundary and one rep movsb. */
-static void __attribute__((noinline)) copy_call(void *d, const void *s, size_t n)
+static double now(void)
 {
-#ifdef __x86_64__
-	asm volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
-#else
-	memcpy(d, s, n);
+	return clock_s(CLOCK_MONOTONIC);
+}
+
+/* Time this thread ran: a pass preempted by another process counts less */
+static double cpu_now(void)
+{
+	return clock_s(CLOCK_THREAD_CPUTIME_ID);
+}
+
+#ifdef HAVE_KCOPY
+/* From the kernel tree, exported as kernel_<name> by bench/kshim/kshim.h */
+unsigned long kernel_copy_mc_enhanced_fast_string(void *dst, const void *src, unsigned int len);
+unsigned long kernel_copy_mc_fragile(void *dst, const void *src, unsigned int len);
+void *kernel___memcpy(void *dst, const void *src, size_t len);
+
+/*
+ * copy_mc_fragile() jumps here on a write fault, which the kernel's
+ * exception table routes; no fault is recovered in user space.
+ */
+unsigned long copy_mc_fragile_handle_tail(char *to, char *from, unsigned int len);
+unsigned long copy_mc_fragile_handle_tail(char *to, char *from, unsigned int len)
+{
+	(void)to, (void)from, (void)len;
+	abort();
+}
+
+/* copy_mc_to_kernel() as each of its three branches runs it */
+static unsigned long __attribute__((noinline))
+mc_erms(void *d, const void *s, unsigned int n)
+{
+	return kernel_copy_mc_enhanced_fast_string(d, s, n);
+}
+
+static unsigned long __attribute__((noinline))
+mc_fragile(void *d, const void *s, unsigned int n)
+{
+	return kernel_copy_mc_fragile(d, s, n);
+}
+
+static unsigned long __attribute__((noinline))
+mc_memcpy(void *d, const void *s, unsigned int n)
+{
+	kernel___memcpy(d, s, n);
+	return 0;
+}
 #endif
-}
 
-/* Copy the whole buffer as folios of folio bytes, in calls of call bytes. */
-static void pass_calls(unsigned long folio, unsigned long call)
+/* Ours. Page-aligned ranges, lengths a multiple of 64 bytes. */
+static unsigned long __attribute__((noinline))
+own_movsb(void *d, const void *s, unsigned int len)
 {
-	unsigned long f, off;
+	size_t n = len;
 
-	for (f = 0; f < size; f += folio)
-		for (off = 0; off < folio; off += call)
-			copy_call(dst + f + off, src + f + off, call);
+	asm volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
+	return 0;
 }
 
-static void pass_memcpy(unsigned long folio)
+static unsigned long __attribute__((noinline))
+own_movsq(void *d, const void *s, unsigned int len)
 {
-	unsigned long f;
+	size_t n = len / 8;
 
-	for (f = 0; f < size; f += folio)
-		memcpy(dst + f, src + f, folio);
+	asm volatile("rep movsq" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
+	return 0;
 }
+
+static unsigned long __attribute__((noinline))
+own_movnti(void *d, const void *s, unsigned int len)
+{
+	long long *q = d;
+	const long long *p = s;
+	size_t i;
+
+	for (i = 0; i < len / 8; i += 8) {
+		long long a = p[i], b = p[i + 1], c = p[i + 2], e = p[i + 3];
+		long long f = p[i + 4], g = p[i + 5], h = p[i + 6], k = p[i + 7];
+
+		_mm_stream_si64(q + i, a);
+		_mm_stream_si64(q + i + 1, b);
+		_mm_stream_si64(q + i + 2, c);
+		_mm_stream_si64(q + i + 3, e);
+		_mm_stream_si64(q + i + 4, f);
+		_mm_stream_si64(q + i + 5, g);
+		_mm_stream_si64(q + i + 6, h);
+		_mm_stream_si64(q + i + 7, k);
+	}
+	_mm_sfence();
+	return 0;
+}
+
+static unsigned long __attribute__((noinline))
+own_movntdq(void *d, const void *s, unsigned int len)
+{
+	__m128i *q = d;
+	const __m128i *p = s;
+	size_t i;
+
+	for (i = 0; i < len / 16; i += 4) {
+		__m128i a = _mm_load_si128(p + i), b = _mm_load_si128(p + i + 1);
+		__m128i c = _mm_load_si128(p + i + 2), e = _mm_load_si128(p + i + 3);
+
+		_mm_stream_si128(q + i, a);
+		_mm_stream_si128(q + i + 1, b);
+		_mm_stream_si128(q + i + 2, c);
+		_mm_stream_si128(q + i + 3, e);
+	}
+	_mm_sfence();
+	return 0;
+}
+
+static unsigned long __attribute__((noinline))
+glibc(void *d, const void *s, unsigned int n)
+{
+	memcpy(d, s, n);
+	return 0;
+}
+
+/*
+ * One pass over the buffer: folios of folio bytes, in calls of call bytes.
+ * One function per routine, so that each call is direct, as in the kernel.
+ */
+#define PASS(fn)							\
+static unsigned long pass_##fn(unsigned long folio, unsigned long call) \
+{									\
+	unsigned long f, off, left = 0;					\
+									\
+	for (f = 0; f < size; f += folio)				\
+		for (off = 0; off < folio; off += call)			\
+			left |= fn(dst + f + off, src + f + off, call);	\
+	return left;							\
+}
+#ifdef HAVE_KCOPY
+PASS(mc_erms)
+PASS(mc_fragile)
+PASS(mc_memcpy)
+#endif
+PASS(own_movsb)
+PASS(own_movsq)
+PASS(own_movnti)
+PASS(own_movntdq)
+PASS(glibc)
+
+struct routine {
+	const char *name, *source;
+	unsigned long (*pass)(unsigned long folio, unsigned long call);
+};
+
+static const struct routine routines[] = {
+#ifdef HAVE_KCOPY
+	{ "copy_mc_enhanced_fast_string", "kernel arch/x86/lib/copy_mc_64.S", pass_mc_erms },
+	{ "copy_mc_fragile", "kernel arch/x86/lib/copy_mc_64.S", pass_mc_fragile },
+	{ "kernel_memcpy", "kernel arch/x86/lib/memcpy_64.S (memcpy_orig, no FSRM)", pass_mc_memcpy },
+#endif
+	{ "rep_movsb", "copymodel", pass_own_movsb },
+	{ "rep_movsq", "copymodel", pass_own_movsq },
+	{ "nt_movnti", "copymodel", pass_own_movnti },
+	{ "nt_movntdq", "copymodel", pass_own_movntdq },
+	{ "glibc_memcpy", "glibc", pass_glibc },
+};
+#define NROUTINES (sizeof(routines) / sizeof(routines[0]))
 
 struct shape {
-	const char *name, *group;
-	unsigned long folio, call;	/* call 0: glibc memcpy */
-	double *gibs;
+	const struct routine *rt;
+	const char *kind, *name;
+	unsigned long folio, call;
+	double *gibs, *gibs_cpu;
 };
+
+static void loadavg(double l[3])
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	l[0] = l[1] = l[2] = -1;
+	if (!f)
+		return;
+	if (fscanf(f, "%lf %lf %lf", &l[0], &l[1], &l[2]) != 3)
+		l[0] = l[1] = l[2] = -1;
+	fclose(f);
+}
+
+/* The CPU model and whether a flag is set, from /proc/cpuinfo */
+static char model[128] = "?", flagline[8192];
+
+static void cpuinfo(void)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[8192];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *v = strchr(line, ':');
+
+		if (!v)
+			continue;
+		v += 1 + (v[1] == ' ');
+		v[strcspn(v, "\n")] = 0;
+		if (!strncmp(line, "model name", 10) && !strcmp(model, "?"))
+			snprintf(model, sizeof(model), "%s", v);
+		else if (!strncmp(line, "flags", 5) && !flagline[0])
+			snprintf(flagline, sizeof(flagline), " %s ", v);
+	}
+	fclose(f);
+}
+
+static const char *flag(const char *name)
+{
+	char key[64];
+
+	snprintf(key, sizeof(key), " %s ", name);
+	return strstr(flagline, key) ? "true" : "false";
+}
+
+/* JSON string: the few characters that need escaping in what we print */
+static void jstr(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			putchar('\\');
+		putchar((unsigned char)*s < 0x20 ? ' ' : *s);
+	}
+	putchar('"');
+}
+
+/* A figure, or null where it is not a finite number (report.py --check fails) */
+static void jnum(double v)
+{
+	if (isfinite(v))
+		printf("%.6g", v);
+	else
+		printf("null");
+}
+
+static long anon_huge_kb(void)
+{
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+	char line[256];
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static int cmpd(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts v */
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(double), cmpd);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static char *map_buffer(int huge)
+{
+	char *p = mmap(NULL, size + THP, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	p = (char *)(((uintptr_t)p + THP - 1) & ~(THP - 1));
+	if (huge)
+		madvise(p, size, MADV_HUGEPAGE);
+	return p;
+}
 
 int main(int argc, char **argv)
 {
-	struct shape shapes[] = {
-		{ "per-page", "2MB", THP, PG, NULL },
-		{ "one call", "2MB", THP, THP, NULL },
-		{ "memcpy", "2MB", THP, 0, NULL },
-		{ "per-page", "whole", 0, PG, NULL },
-		{ "one call", "whole", 0, 0, NULL },
-		{ "memcpy", "whole", 0, 0, NULL },
-	};
-	const int nshapes = sizeof(shapes) / sizeof(shapes[0]);
-	int runs = 10, cpu = 0, opt, r, i;
-	double load[3] = { -1, -1, -1 };
+	static const char *kinds[] = { "2MB", "whole" }, *names[] = { "per-page", "one call" };
+	int runs = 10, cpu = 0, huge = 1, quick = 0, opt, r, i, nshapes;
+	double l0[3], l1[3], t0;
+	struct shape *shapes;
+	unsigned long k, j, n;
 	cpu_set_t set;
-	FILE *f;
 
-	while ((opt = getopt(argc, argv, "s:r:c:q")) != -1) {
+	while ((opt = getopt(argc, argv, "s:r:c:Hq")) != -1) {
 		switch (opt) {
 		case 's':
 			size = strtoul(optarg, NULL, 0) << 20;
@@ -102,85 +378,145 @@ int main(int argc, char **argv)
 		case 'c':
 			cpu = atoi(optarg);
 			break;
+		case 'H':
+			huge = 0;
+			break;
 		case 'q':
 			size = 64UL << 20;
 			runs = 3;
+			quick = 1;
 			break;
 		default:
-			fprintf(stderr, "usage: copymodel [-s SIZE_MB] [-r RUNS] [-c CPU] [-q]\n");
+			fprintf(stderr, "usage: copymodel [-s SIZE_MB] [-r RUNS] [-c CPU] [-H] [-q]\n");
 			return 2;
 		}
 	}
-	if (size < THP || size % THP || runs < 2) {
-		fprintf(stderr, "copymodel: SIZE must be a multiple of 2 MB and RUNS at least 2\n");
+	/* copy_mc_to_kernel() takes an unsigned int length */
+	if (size < THP || size % THP || size > (1UL << 31) || runs < 2) {
+		fprintf(stderr, "copymodel: SIZE must be a multiple of 2 MB up to 2048 and RUNS at least 2\n");
 		return 2;
 	}
-	/* The "whole" shapes copy the buffer as one folio */
-	shapes[3].folio = shapes[4].folio = shapes[4].call = shapes[5].folio = size;
+	if (KCOPY_NOTE[0])
+		fprintf(stderr, "copymodel: %s\n", KCOPY_NOTE);
 
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
+	if (sched_setaffinity(0, sizeof(set), &set)) {
 		fprintf(stderr, "copymodel: cannot pin to CPU %d, running unpinned\n", cpu);
-	src = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	dst = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (src == MAP_FAILED || dst == MAP_FAILED) {
+		cpu = -1;
+	}
+	src = map_buffer(huge);
+	dst = map_buffer(huge);
+	if (!src || !dst) {
 		fprintf(stderr, "copymodel: cannot map 2 x %lu MB\n", size >> 20);
 		return 1;
 	}
-	for (i = 0; i < (int)(size / 8); i++)
-		((uint64_t *)src)[i] = i * 0x9e3779b97f4a7c15ULL;
+	for (j = 0; j < size / 8; j++)
+		((uint64_t *)src)[j] = j * 0x9e3779b97f4a7c15ULL;
 	memset(dst, 0, size);
-	f = fopen("/proc/loadavg", "r");
-	if (f) {
-		if (fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3)
-			load[0] = -1;
-		fclose(f);
-	}
+	cpuinfo();
+	loadavg(l0);
+
 	printf("{\"tag\":\"native\",\"info\":\"copymodel\",\"bytes\":%lu,\"runs\":%d,"
-	       "\"cpu\":%d,\"loadavg_1m\":%.2f,\"x86_rep_movsb\":%s}\n", size, runs, cpu,
-	       load[0],
-#ifdef __x86_64__
+	       "\"cpu\":%d,\"loadavg_1m\":%.2f,\"loadavg_start\":[%.2f,%.2f,%.2f],"
+	       "\"x86_rep_movsb\":true,\"cpu_model\":", size, runs, cpu, l0[0], l0[0], l0[1], l0[2]);
+	jstr(model);
+	printf(",\"erms\":%s,\"fsrm\":%s,\"avx512f\":%s,\"hypervisor\":%s,\"quick\":%s,"
+	       "\"thp\":%s,\"anon_huge_kb\":%ld,\"llc_bytes\":%ld,\"kernel_copy\":%s,\"ksrc\":",
+	       flag("erms"), flag("fsrm"), flag("avx512f"), flag("hypervisor"),
+	       quick ? "true" : "false", huge ? "true" : "false", anon_huge_kb(),
+	       sysconf(_SC_LEVEL3_CACHE_SIZE),
+#ifdef HAVE_KCOPY
 	       "true"
 #else
 	       "false"
 #endif
 	       );
-	for (i = 0; i < nshapes; i++)
-		shapes[i].gibs = calloc(runs, sizeof(double));
+	jstr(KSRC_DESC);
+	printf(",\"note\":");
+	jstr(KCOPY_NOTE);
+	printf("}\n");
+	fflush(stdout);
 
+	nshapes = NROUTINES * 4;
+	shapes = calloc(nshapes, sizeof(*shapes));
+	for (i = 0, k = 0; k < NROUTINES; k++)
+		for (j = 0; j < 2; j++)
+			for (n = 0; n < 2; n++, i++) {
+				shapes[i].rt = &routines[k];
+				shapes[i].kind = kinds[j];
+				shapes[i].name = names[n];
+				shapes[i].folio = j ? size : THP;
+				shapes[i].call = n ? shapes[i].folio : PG;
+				shapes[i].gibs = calloc(runs, sizeof(double));
+				shapes[i].gibs_cpu = calloc(runs, sizeof(double));
+			}
+
+	t0 = now();
 	for (r = 0; r < runs; r++) {
 		for (i = 0; i < nshapes; i++) {
 			struct shape *s = &shapes[(i + r) % nshapes];
-			double t = now();
+			unsigned long left;
+			double c = cpu_now(), t = now();
 
-			if (s->call)
-				pass_calls(s->folio, s->call);
-			else
-				pass_memcpy(s->folio);
+			left = s->rt->pass(s->folio, s->call);
 			t = now() - t;
+			c = cpu_now() - c;
 			s->gibs[r] = size / t / (1UL << 30);
-			if (memcmp(src, dst, size)) {
-				printf("{\"tag\":\"native\",\"error\":\"%s: copy differs\"}\n", s->name);
+			s->gibs_cpu[r] = size / c / (1UL << 30);
+			if (left || memcmp(src, dst, size)) {
+				printf("{\"tag\":\"native\",\"error\":\"%s %s %s: copy %s\"}\n",
+				       s->rt->name, s->kind, s->name, left ? "reported bytes left" : "differs");
 				return 1;
 			}
 			memset(dst, 0, PG);	/* a stale copy must not pass the check */
 		}
 	}
+	t0 = now() - t0;
+	loadavg(l1);
+
 	for (i = 0; i < nshapes; i++) {
-		double mean = 0, var = 0;
+		double mean = 0, var = 0, *v = calloc(runs, sizeof(double)), med, medc;
 
 		for (r = 0; r < runs; r++)
 			mean += shapes[i].gibs[r] / runs;
 		for (r = 0; r < runs; r++)
 			var += (shapes[i].gibs[r] - mean) * (shapes[i].gibs[r] - mean) / (runs - 1);
-		printf("{\"tag\":\"native\",\"bench\":\"copy_model\",\"kind\":\"%s\",\"shape\":\"%s\","
-		       "\"bytes\":%lu,\"unit\":\"GiB/s\",\"n\":%d,\"mean\":%.6g,\"std\":%.6g,"
-		       "\"folio_bytes\":%lu,\"call_bytes\":%lu,\"values\":[", shapes[i].group,
-		       shapes[i].name, size, runs, mean, sqrt(var), shapes[i].folio, shapes[i].call);
-		for (r = 0; r < runs; r++)
-			printf("%s%.6g", r ? "," : "", shapes[i].gibs[r]);
+		memcpy(v, shapes[i].gibs_cpu, runs * sizeof(double));
+		medc = median(v, runs);
+		memcpy(v, shapes[i].gibs, runs * sizeof(double));
+		med = median(v, runs);	/* v sorted: v[0] min, v[runs - 1] max */
+		printf("{\"tag\":\"native\",\"bench\":\"copy_native\",\"routine\":\"%s\","
+		       "\"source\":", shapes[i].rt->name);
+		jstr(shapes[i].rt->source);
+		printf(",\"kind\":\"%s\",\"shape\":\"%s\",\"bytes\":%lu,\"unit\":\"GiB/s\",\"n\":%d,"
+		       "\"mean\":", shapes[i].kind, shapes[i].name, size, runs);
+		jnum(mean);
+		printf(",\"std\":");
+		jnum(sqrt(var));
+		printf(",\"median\":");
+		jnum(med);
+		printf(",\"min\":");
+		jnum(v[0]);
+		printf(",\"max\":");
+		jnum(v[runs - 1]);
+		printf(",\"median_cpu\":");
+		jnum(medc);
+		printf(",\"folio_bytes\":%lu,\"call_bytes\":%lu,\"values\":[",
+		       shapes[i].folio, shapes[i].call);
+		for (r = 0; r < runs; r++) {
+			printf("%s", r ? "," : "");
+			jnum(shapes[i].gibs[r]);
+		}
+		printf("],\"values_cpu\":[");
+		for (r = 0; r < runs; r++) {
+			printf("%s", r ? "," : "");
+			jnum(shapes[i].gibs_cpu[r]);
+		}
 		printf("]}\n");
+		free(v);
 	}
+	printf("{\"tag\":\"native\",\"info\":\"copymodel_end\",\"seconds\":%.1f,"
+	       "\"loadavg_end\":[%.2f,%.2f,%.2f]}\n", t0, l1[0], l1[1], l1[2]);
 	return 0;
 }

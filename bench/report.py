@@ -3,8 +3,11 @@
 
   report.py DIR            DIR/guest-*.jsonl, DIR/native.jsonl, DIR/meta.json
                            -> DIR/report.md (printed too) and DIR/plot.png
+  report.py --native DIR   DIR/native.jsonl (and DIR/meta.json if there)
+                           -> DIR/report.md: the host-native copy model only
   report.py --check FILE...  smoke test: no error line, every figure a
-                           finite positive number
+                           finite positive number; copymodel's table
+                           complete (every routine x folio x shape)
   report.py --check-guest FILE...  the same, and movebench's main figures
                            are all there
   report.py --newest PATH...  the finished run (report.md and meta.json)
@@ -39,23 +42,60 @@ def lines(path):
     return out
 
 
+# copymodel's routines (bench/copymodel.c): the kernel's own, assembled
+# from a kernel tree, then copymodel's, then the limit
+KERNEL_ROUTINES = ("copy_mc_enhanced_fast_string", "copy_mc_fragile", "kernel_memcpy")
+OWN_ROUTINES = ("rep_movsb", "rep_movsq", "nt_movnti", "nt_movntdq", "glibc_memcpy")
+NATIVE_KINDS = ("2MB", "whole")
+NATIVE_SHAPES = ("per-page", "one call")
+
+
+def check_native(p, recs):
+    """copymodel's table is complete: every routine x folio x shape."""
+    bad = []
+    info = next((d for d in recs if d.get("info") == "copymodel"), None)
+    rows = {(d["routine"], d["kind"], d["shape"]) for d in recs
+            if d.get("bench") == "copy_native"}
+    if info is None:
+        return [f"{p}: no copymodel info line"]
+    if info.get("kernel_copy") is False and not info.get("note"):
+        bad.append(f"{p}: kernel routines missing and no note saying why")
+    want = (KERNEL_ROUTINES if info.get("kernel_copy") else ()) + OWN_ROUTINES
+    for r in want:
+        for k in NATIVE_KINDS:
+            for sh in NATIVE_SHAPES:
+                if (r, k, sh) not in rows:
+                    bad.append(f"{p}: missing copymodel figure: {r} {k} {sh}")
+    if not any(d.get("info") == "copymodel_end" for d in recs):
+        bad.append(f"{p}: copymodel did not finish (no end line)")
+    for k in ("cpu_model", "erms", "fsrm", "avx512f", "loadavg_start"):
+        if k not in info:
+            bad.append(f"{p}: copymodel info line without {k}")
+    return bad
+
+
 def check(paths, need_main):
     bad, seen = [], set()
     for p in paths:
-        for d in lines(p):
+        recs = lines(p)
+        if any(d.get("info") == "copymodel" for d in recs) and \
+                any(d.get("bench") == "copy_native" for d in recs):
+            bad += check_native(p, recs)
+        for d in recs:
             if "error" in d:
                 bad.append(f"{p}: {d['error']}")
             if "bench" not in d or "skip" in d:
                 continue
-            seen.add((d["bench"], d["kind"]))
-            vals = d.get("values", []) + [d["mean"]]
-            for k in ("median_us", "p99_us", "max_us"):
+            seen.add((d["bench"], d["kind"]) if d["bench"] != "copy_native" else
+                     (d["bench"], d["kind"], d["routine"], d["shape"]))
+            vals = d.get("values", []) + d.get("values_cpu", []) + [d.get("mean")]
+            for k in ("median_us", "p99_us", "max_us", "median", "min", "max", "median_cpu"):
                 if k in d:
                     vals.append(d[k])
             if not vals or any(not isinstance(v, (int, float)) or not math.isfinite(v)
                                or v <= 0 for v in vals):
-                bad.append(f"{p}: {d['bench']} {d['kind']} {d.get('dir', '')}: "
-                           f"not finite positive: {vals}")
+                bad.append(f"{p}: {d['bench']} {d.get('routine', '')} {d['kind']} "
+                           f"{d.get('dir', d.get('shape', ''))}: not finite positive: {vals}")
     if need_main:
         for b, k in MAIN:
             if (b, k) not in seen:
@@ -70,7 +110,7 @@ def pool(records):
     """(bench, kind, dir, kernel) -> {'values': [...], extras of the last}."""
     out = {}
     for d in records:
-        if "bench" not in d or "skip" in d:
+        if "bench" not in d or "skip" in d or d["bench"] == "copy_native":
             continue
         key = (d["bench"], d["kind"], d.get("dir") or d.get("shape"), d["tag"])
         e = out.setdefault(key, {"values": [], "meta": d, "windows": []})
@@ -174,6 +214,121 @@ def main(d):
                   f"{v[-1]:.0f} | {'n/a' if copy2m is None else f'{copy2m:.0f}'} |")
     md.append("")
 
+    md += native_section(native, N, rows)
+    if skips:
+        md.append("Skipped: " + "; ".join(skips) + ".")
+        md.append("")
+    if errs:
+        md.append("**Errors**: " + "; ".join(errs))
+        md.append("")
+    md.append("Raw data: guest-*.jsonl (one file per boot), native.jsonl, meta.json. "
+              "Plot: plot.png.")
+    (d / "report.md").write_text("\n".join(md) + "\n")
+    print("\n".join(md))
+    plot(d, rows, accel)
+    return 1 if errs else 0
+
+
+def med_fmt(d):
+    """median (min-max) of a copymodel row"""
+    return f"{d['median']:.3g} ({d['min']:.3g}–{d['max']:.3g})"
+
+
+def native_section(native, N, rows):
+    """The host-native copy model: copymodel's table (copy_native rows), or
+    the older one of saved runs (copy_model rows: rep movsb only)."""
+    md = []
+    info = next((x for x in native if x.get("info") == "copymodel"), {})
+    end = next((x for x in native if x.get("info") == "copymodel_end"), {})
+    R = {(d["routine"], d["kind"], d["shape"]): d for d in native
+         if d.get("bench") == "copy_native"}
+    if R:
+        mb = info.get("bytes", 0) >> 20
+        flags = ", ".join(f"{f} {'yes' if info.get(f) else 'no'}" for f in ("erms", "fsrm", "avx512f"))
+        virt = ", a virtual machine" if info.get("hypervisor") else ""
+        ls = info.get("loadavg_start", [info.get("loadavg_1m")])
+        le = end.get("loadavg_end", ["?"])
+        md.append("## Host-native copy routines, GiB/s, median (min–max) [native]")
+        md.append("")
+        md.append(f"- CPU: `{info.get('cpu_model')}` ({flags}{virt}); pinned to CPU "
+                  f"{info.get('cpu')}; {info.get('runs')} runs, every routine and shape "
+                  f"interleaved, order rotated each run; {mb} MB buffers"
+                  f"{' backed by THP' if info.get('thp') else ' of 4KB pages'}, cold source; "
+                  f"{end.get('seconds', '?')} s in all.")
+        md.append(f"- Host load average (1, 5, 15 min) {' '.join(map(str, ls))} at start, "
+                  f"{' '.join(map(str, le))} at end"
+                  + (" — a busy host: compare the on-CPU column" if ls and isinstance(ls[0], (int, float))
+                     and ls[0] > 1 else "") + ".")
+        if info.get("quick"):
+            md.append("- Quick mode (`copymodel -q`): a smoke test, not a measurement.")
+        if info.get("kernel_copy"):
+            md.append(f"- Kernel routines assembled from `{info.get('ksrc')}` "
+                      "(arch/x86/lib/copy_mc_64.S, memcpy_64.S) with bench/kshim, called "
+                      "through a wrapper shaped like copy_mc_to_kernel(); kernel_memcpy is "
+                      "its memcpy() branch on a CPU without ERMS (memcpy_orig, no FSRM). "
+                      "Not modelled: the return thunk of retbleed/SRSO mitigations.")
+        else:
+            md.append(f"- **Fallback**: {info.get('note')}.")
+        md.append("- folio: 2MB = 512 folios of 2MB (THP); whole = the buffer as one folio "
+                  f"({mb}MB, as a 1GB hugetlb folio). per-page: 4KB calls; one call: the "
+                  "folio in one call. ratio: one call / per-page. of glibc: / glibc memcpy "
+                  "in one call, same folio. on-CPU: the one-call median counting only the "
+                  "time the thread ran.")
+        md.append("")
+        md.append("| routine | folio | per-page | one call | ratio | per-page of glibc | "
+                  "one call of glibc | on-CPU one call |")
+        md.append("|---|---|---|---|---|---|---|---|")
+        order = [r for r in KERNEL_ROUTINES + OWN_ROUTINES if any(k[0] == r for k in R)]
+        order += sorted({k[0] for k in R} - set(order))
+        for r in order:
+            for k in NATIVE_KINDS:
+                pp, one = R.get((r, k, "per-page")), R.get((r, k, "one call"))
+                lim = R.get(("glibc_memcpy", k, "one call"))
+                if not pp or not one:
+                    continue
+                label = "2MB" if k == "2MB" else f"{mb}MB"
+                ratio = one["median"] / pp["median"]
+                fp = f"{pp['median'] / lim['median']:.0%}" if lim else "n/a"
+                fo = f"{one['median'] / lim['median']:.0%}" if lim else "n/a"
+                md.append(f"| {r} | {label} | {med_fmt(pp)} | {med_fmt(one)} | {ratio:.2f}x | "
+                          f"{fp} | {fo} | {one.get('median_cpu', float('nan')):.3g} |")
+        md.append("")
+
+        def m(r, k, sh="one call"):
+            d = R.get((r, k, sh))
+            return d["median"] if d else None
+
+        notes = []
+        for k in NATIVE_KINDS:
+            label = "2MB" if k == "2MB" else f"{mb}MB"
+            q, b = m("rep_movsq", k), m("rep_movsb", k)
+            qp, bp = m("rep_movsq", k, "per-page"), m("rep_movsb", k, "per-page")
+            if q and b and qp and bp:
+                notes.append(f"rep movsq / rep movsb, page-aligned, {label}: one call "
+                             f"{q / b:.2f}x, per-page {qp / bp:.2f}x")
+        for k in NATIVE_KINDS:
+            label = "2MB" if k == "2MB" else f"{mb}MB"
+            g = m("glibc_memcpy", k)
+            nt = [(m(r, k), r) for r in ("nt_movnti", "nt_movntdq") if m(r, k)]
+            fast = m("copy_mc_enhanced_fast_string", k) or m("rep_movsb", k)
+            if g and nt:
+                v, r = max(nt)
+                n = (f"best non-temporal copy in one call, {label}: {r} {v:.3g} GiB/s = "
+                     f"{v / g:.0%} of glibc memcpy ({g:.3g})")
+                if fast:
+                    n += f"; rep movsb in one call {fast / g:.0%}"
+                notes.append(n)
+        if notes:
+            md += [f"- {n}" for n in notes]
+            md.append("")
+        for k in NATIVE_KINDS:
+            d = (R.get(("copy_mc_enhanced_fast_string", k, "per-page")), R.get(("copy_mc_enhanced_fast_string", k, "one call")))
+            if not all(d):
+                d = (R.get(("rep_movsb", k, "per-page")), R.get(("rep_movsb", k, "one call")))
+            if all(d):
+                label = "2MB (THP)" if k == "2MB" else f"{mb}MB (hugetlb)"
+                rows.append((f"native {label} per-page vs one call", d[0]["median"], d[1]["median"]))
+        return md
     if N:
         info = next((x for x in native if x.get("info") == "copymodel"), {})
         md.append("## Host-native copy model, GiB/s, mean ± stddev [native]")
@@ -195,18 +350,7 @@ def main(d):
                       f"{fmt(*mc)} | {one[0] / mc[0]:.0%} |")
             rows.append((f"native {label} per-page vs one call", pp[0], one[0]))
         md.append("")
-    if skips:
-        md.append("Skipped: " + "; ".join(skips) + ".")
-        md.append("")
-    if errs:
-        md.append("**Errors**: " + "; ".join(errs))
-        md.append("")
-    md.append("Raw data: guest-*.jsonl (one file per boot), native.jsonl, meta.json. "
-              "Plot: plot.png.")
-    (d / "report.md").write_text("\n".join(md) + "\n")
-    print("\n".join(md))
-    plot(d, rows, accel)
-    return 1 if errs else 0
+    return md
 
 
 def plot(d, rows, accel):
@@ -270,6 +414,28 @@ def text(d):
     print("\n".join(out))
 
 
+def native_only(d):
+    """report.md of a copymodel run alone (scripts/copymodel)."""
+    d = Path(d)
+    native = lines(d / "native.jsonl")
+    errs = [x["error"] for x in native if "error" in x]
+    meta = json.loads((d / "meta.json").read_text()) if (d / "meta.json").exists() else {}
+    md = [f"# Host-native copy model {meta.get('date', '')} ({meta.get('sha', '?')})", ""]
+    if meta:
+        md.append(f"- Run by `{meta.get('command', 'copymodel')}`; host {meta.get('host_cpu')}, "
+                  f"{meta.get('host_cpus')} CPUs; load average {meta.get('load_start')} before, "
+                  f"{meta.get('load_end')} after.")
+        md.append("")
+    md += native_section(native, pool(native), [])
+    if errs:
+        md.append("**Errors**: " + "; ".join(errs))
+        md.append("")
+    md.append("Raw data: native.jsonl, meta.json.")
+    (d / "report.md").write_text("\n".join(md) + "\n")
+    print("\n".join(md))
+    return 1 if errs else 0
+
+
 def newest(paths):
     """Print the finished run with the latest date in its meta.json."""
     runs = []
@@ -290,10 +456,12 @@ def newest(paths):
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--newest":
         sys.exit(newest(sys.argv[2:]))
+    if len(sys.argv) == 3 and sys.argv[1] == "--native":
+        sys.exit(native_only(sys.argv[2]))
     if len(sys.argv) == 3 and sys.argv[1] == "--text":
         sys.exit(text(sys.argv[2]))
     if len(sys.argv) > 2 and sys.argv[1] in ("--check", "--check-guest"):
         sys.exit(check(sys.argv[2:], sys.argv[1] == "--check-guest"))
     if len(sys.argv) != 2:
-        raise SystemExit("usage: report.py DIR | report.py --check FILE...")
+        raise SystemExit("usage: report.py DIR | report.py --native DIR | report.py --check FILE...")
     sys.exit(main(sys.argv[1]))

@@ -122,3 +122,38 @@ accel_choice() {
 	*) die "ACCEL must be kvm or tcg, not '$ACCEL'" ;;
 	esac
 }
+
+# Build bench/copymodel into file $1 with the kernel's own copy routines:
+# arch/x86/lib/copy_mc_64.S and memcpy_64.S of the kernel tree $KSRC
+# (default $TREE, the patched worktree) are assembled with our shim headers
+# bench/kshim/ alone on the include path; the tree is read, never copied.
+# When they cannot be (no tree, a file the shim does not cover), copymodel
+# is built with its own copies only, and says so when it runs.
+build_copymodel() {
+	local out=$1 ksrc=${KSRC:-$TREE} tmp f note="" desc objs=() flags=() rc=0
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/copymodel.XXXXXX")
+	for f in copy_mc_64 memcpy_64; do
+		if [ ! -f "$ksrc/arch/x86/lib/$f.S" ]; then
+			note="no kernel tree at $ksrc (no arch/x86/lib/$f.S)"
+			break
+		fi
+		# CONFIG_X86_MCE: copy_mc_fragile() exists only with it
+		if ! gcc -c -nostdinc -I "$ROOT/bench/kshim" -DCONFIG_X86_MCE -Wa,--noexecstack \
+			-o "$tmp/$f.o" "$ksrc/arch/x86/lib/$f.S" 2>"$tmp/$f.log"; then
+			note="$ksrc/arch/x86/lib/$f.S does not assemble with bench/kshim: $(grep -m1 -i error "$tmp/$f.log")"
+			break
+		fi
+		objs+=("$tmp/$f.o")
+	done
+	if [ -z "$note" ]; then
+		desc="$ksrc at $(git -C "$ksrc" rev-parse --short=12 HEAD 2>/dev/null || echo '(not a git tree)')"
+		flags=(-DHAVE_KCOPY "-DKSRC_DESC=\"${desc//[\"\\]/}\"")
+	else
+		note="kernel copy routines not built in ($note): timing copymodel's own copies only (rep_movsb stands in for copy_mc_enhanced_fast_string)"
+		flags=("-DKCOPY_NOTE=\"${note//[\"\\]/}\"")
+		objs=()
+	fi
+	gcc -O2 -Wall "${flags[@]}" -o "$out" "$ROOT/bench/copymodel.c" "${objs[@]}" -lm || rc=$?
+	rm -rf "$tmp"
+	return $rc
+}

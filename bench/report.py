@@ -272,12 +272,13 @@ def native_section(native, N, rows):
         md.append("- folio: 2MB = 512 folios of 2MB (THP); whole = the buffer as one folio "
                   f"({mb}MB, as a 1GB hugetlb folio). per-page: 4KB calls; one call: the "
                   "folio in one call. ratio: one call / per-page. of glibc: / glibc memcpy "
-                  "in one call, same folio. on-CPU: the one-call median counting only the "
-                  "time the thread ran.")
+                  "in one call, same folio. on-CPU: medians counting only the time the "
+                  "thread ran (preemptions left out; memory-bandwidth sharing and any "
+                  "hypervisor steal stay in), and their ratio.")
         md.append("")
         md.append("| routine | folio | per-page | one call | ratio | per-page of glibc | "
-                  "one call of glibc | on-CPU one call |")
-        md.append("|---|---|---|---|---|---|---|---|")
+                  "one call of glibc | on-CPU per-page, one call | on-CPU ratio |")
+        md.append("|---|---|---|---|---|---|---|---|---|")
         order = [r for r in KERNEL_ROUTINES + OWN_ROUTINES if any(k[0] == r for k in R)]
         order += sorted({k[0] for k in R} - set(order))
         for r in order:
@@ -290,8 +291,10 @@ def native_section(native, N, rows):
                 ratio = one["median"] / pp["median"]
                 fp = f"{pp['median'] / lim['median']:.0%}" if lim else "n/a"
                 fo = f"{one['median'] / lim['median']:.0%}" if lim else "n/a"
+                cp, co = pp.get("median_cpu"), one.get("median_cpu")
+                oncpu = f"{cp:.3g}, {co:.3g} | {co / cp:.2f}x" if cp and co else "n/a | n/a"
                 md.append(f"| {r} | {label} | {med_fmt(pp)} | {med_fmt(one)} | {ratio:.2f}x | "
-                          f"{fp} | {fo} | {one.get('median_cpu', float('nan')):.3g} |")
+                          f"{fp} | {fo} | {oncpu} |")
         md.append("")
 
         def m(r, k, sh="one call"):
@@ -304,19 +307,26 @@ def native_section(native, N, rows):
             q, b = m("rep_movsq", k), m("rep_movsb", k)
             qp, bp = m("rep_movsq", k, "per-page"), m("rep_movsb", k, "per-page")
             if q and b and qp and bp:
-                notes.append(f"rep movsq / rep movsb, page-aligned, {label}: one call "
-                             f"{q / b:.2f}x, per-page {qp / bp:.2f}x")
+                n = (f"rep movsq / rep movsb, page-aligned, {label}: one call "
+                     f"{q / b:.2f}x, per-page {qp / bp:.2f}x")
+                qc, bc = R[("rep_movsq", k, "one call")].get("median_cpu"), \
+                    R[("rep_movsb", k, "one call")].get("median_cpu")
+                if qc and bc:
+                    n += f" (on-CPU, one call: {qc / bc:.2f}x)"
+                notes.append(n)
         for k in NATIVE_KINDS:
             label = "2MB" if k == "2MB" else f"{mb}MB"
             g = m("glibc_memcpy", k)
             nt = [(m(r, k), r) for r in ("nt_movnti", "nt_movntdq") if m(r, k)]
-            fast = m("copy_mc_enhanced_fast_string", k) or m("rep_movsb", k)
+            fast_r = "copy_mc_enhanced_fast_string" if m("copy_mc_enhanced_fast_string", k) \
+                else "rep_movsb"
+            fast = m(fast_r, k)
             if g and nt:
                 v, r = max(nt)
                 n = (f"best non-temporal copy in one call, {label}: {r} {v:.3g} GiB/s = "
                      f"{v / g:.0%} of glibc memcpy ({g:.3g})")
                 if fast:
-                    n += f"; rep movsb in one call {fast / g:.0%}"
+                    n += f"; {fast_r} (rep movsb) in one call {fast / g:.0%}"
                 notes.append(n)
         if notes:
             md += [f"- {n}" for n in notes]

@@ -16,6 +16,21 @@
  * line and makes the exit status non-zero. Numbers, not verdicts: whether a
  * figure is good is for the report to say, never for this program.
  *
+ * Every move_pages and uffd_move figure also carries "counts": per run, the
+ * raw deltas of kernel event counters read right before and right after the
+ * timed work (exact, also under an emulator), and the bytes that run moved:
+ *   tlb_ipi        the "TLB" row of /proc/interrupts summed over the CPUs
+ *                  (x86: TLB shootdowns received), or, without that row,
+ *                  vmstat nr_tlb_remote_flush_received; "tlb_source" says
+ *   nr_tlb_remote_flush, nr_tlb_remote_flush_received  (CONFIG_DEBUG_TLBFLUSH)
+ *   thp_split_page, thp_split_pmd, thp_split_pte       /proc/vmstat
+ *   mthp_split, mthp_split_failed  hugepages-<mthp_kb>kB/stats/ of the run's
+ *                  own THP/mTHP size (not for 4KB pages or hugetlb)
+ *   pgmigrate_success, pgmigrate_fail, thp_migration_success,
+ *   thp_migration_split                                /proc/vmstat
+ * A counter this kernel lacks is left out (never 0), and the "counts" info
+ * line at the start lists what is missing. Normalizing is the report's job.
+ *
  * Needs root (sysfs THP knobs, /proc/kpageflags) and two NUMA nodes.
  *
  *   movebench [-s SIZE_MB] [-r RUNS] [-g RUNS_1G] [-t TAG] [-o BENCHES] [-q]
@@ -53,6 +68,7 @@
 #define THP_SYSFS	"/sys/kernel/mm/transparent_hugepage"
 #define PMD_SZ		(2UL << 20)
 #define MTHP_SZ		(64UL << 10)
+#define MAX_RUNS	1000
 
 static unsigned long page_size, size = 1024UL << 20;
 static int runs = 10, runs_1g = 10, errors;
@@ -206,6 +222,210 @@ out:
 	return n;
 }
 
+/* ---- kernel event counters, read around every timed run ---- */
+
+enum {
+	C_TLB_IPI, C_TLB_FLUSH, C_TLB_RECEIVED,
+	C_SPLIT_PAGE, C_SPLIT_PMD, C_SPLIT_PTE, C_MTHP_SPLIT, C_MTHP_SPLIT_FAILED,
+	C_MIGRATE_OK, C_MIGRATE_FAIL, C_THP_MIGRATE_OK, C_THP_MIGRATE_SPLIT,
+	NR_COUNTERS
+};
+
+/* The JSON names; those from C_TLB_FLUSH on, bar the mTHP ones, are vmstat's */
+static const char *const counter_name[NR_COUNTERS] = {
+	"tlb_ipi", "nr_tlb_remote_flush", "nr_tlb_remote_flush_received",
+	"thp_split_page", "thp_split_pmd", "thp_split_pte", "mthp_split",
+	"mthp_split_failed", "pgmigrate_success", "pgmigrate_fail",
+	"thp_migration_success", "thp_migration_split",
+};
+
+static bool tlb_from_interrupts;	/* else from vmstat, if there */
+
+/* The sum of the per-CPU columns of /proc/interrupts' "TLB:" row, or -1. */
+static long tlb_interrupts(void)
+{
+	FILE *f = fopen("/proc/interrupts", "r");
+	char line[4096];
+	long sum = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *tok, *save;
+
+		tok = strtok_r(line, " \t\n", &save);
+		if (!tok || strcmp(tok, "TLB:"))
+			continue;
+		sum = 0;
+		while ((tok = strtok_r(NULL, " \t\n", &save))) {
+			char *end;
+			long v = strtol(tok, &end, 10);
+
+			if (*end)	/* the description: the CPU columns ended */
+				break;
+			sum += v;
+		}
+		break;
+	}
+	fclose(f);
+	return sum;
+}
+
+static long read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * Every counter now, -1 where the kernel has none. mthp_kb: the THP size
+ * whose hugepages-<size>kB/stats/ to read, 0 for none.
+ */
+static void counters_read(long *c, unsigned long mthp_kb)
+{
+	char line[256], path[200];
+	FILE *f = fopen("/proc/vmstat", "r");
+	int i;
+
+	for (i = 0; i < NR_COUNTERS; i++)
+		c[i] = -1;
+	while (f && fgets(line, sizeof(line), f)) {
+		char name[128];
+		long v;
+
+		if (sscanf(line, "%127s %ld", name, &v) != 2)
+			continue;
+		for (i = C_TLB_FLUSH; i < NR_COUNTERS; i++) {
+			if (i != C_MTHP_SPLIT && i != C_MTHP_SPLIT_FAILED &&
+			    !strcmp(name, counter_name[i]))
+				c[i] = v;
+		}
+	}
+	if (f)
+		fclose(f);
+	c[C_TLB_IPI] = tlb_from_interrupts ? tlb_interrupts() : c[C_TLB_RECEIVED];
+	if (mthp_kb) {
+		snprintf(path, sizeof(path), THP_SYSFS "/hugepages-%lukB/stats/split", mthp_kb);
+		c[C_MTHP_SPLIT] = read_long(path);
+		snprintf(path, sizeof(path), THP_SYSFS "/hugepages-%lukB/stats/split_failed", mthp_kb);
+		c[C_MTHP_SPLIT_FAILED] = read_long(path);
+	}
+}
+
+/* One info line: where tlb_ipi comes from and which counters are missing. */
+static void counters_info(void)
+{
+	long c[NR_COUNTERS];
+	bool first = true;
+	int i;
+
+	tlb_from_interrupts = tlb_interrupts() >= 0;
+	counters_read(c, MTHP_SZ >> 10);
+	printf("{\"tag\":\"%s\",\"info\":\"counts\",\"tlb_source\":\"%s\",\"missing\":[",
+	       tag, tlb_from_interrupts ? "/proc/interrupts TLB" :
+	       c[C_TLB_IPI] >= 0 ? "vmstat nr_tlb_remote_flush_received" : "none");
+	for (i = 0; i < NR_COUNTERS; i++) {
+		if (c[i] >= 0)
+			continue;
+		printf("%s\"%s\"", first ? "" : ",", counter_name[i]);
+		first = false;
+	}
+	printf("],\"mthp_stats\":\"hugepages-<size>kB/stats/split and split_failed of the "
+	       "run's THP or mTHP size; none for 4KB pages and hugetlb\"}\n");
+	fflush(stdout);
+}
+
+/* The deltas of every run of one figure. */
+struct tally {
+	unsigned long mthp_kb;
+	int n;
+	long before[NR_COUNTERS];
+	long delta[NR_COUNTERS][MAX_RUNS];
+	bool have[NR_COUNTERS];
+	unsigned long moved[MAX_RUNS];
+};
+
+/* folio_sz: the run's folio size; THP and mTHP runs read their size's stats */
+static struct tally *tally_new(unsigned long folio_sz, bool hugetlb)
+{
+	struct tally *t = calloc(1, sizeof(*t));
+	int i;
+
+	if (!t)
+		return NULL;
+	t->mthp_kb = hugetlb || folio_sz <= page_size ? 0 : folio_sz >> 10;
+	for (i = 0; i < NR_COUNTERS; i++)
+		t->have[i] = true;
+	return t;
+}
+
+static void tally_begin(struct tally *t)
+{
+	if (t)
+		counters_read(t->before, t->mthp_kb);
+}
+
+/* Run r moved bytes; a counter missing before or after is left out. */
+static void tally_end(struct tally *t, int r, unsigned long bytes)
+{
+	long now_c[NR_COUNTERS];
+	int i;
+
+	if (!t || r >= MAX_RUNS)
+		return;
+	counters_read(now_c, t->mthp_kb);
+	for (i = 0; i < NR_COUNTERS; i++) {
+		if (t->before[i] < 0 || now_c[i] < 0)
+			t->have[i] = false;
+		else
+			t->delta[i][r] = now_c[i] - t->before[i];
+	}
+	t->moved[r] = bytes;
+	if (r + 1 > t->n)
+		t->n = r + 1;
+}
+
+/* The "counts" member of a figure's JSON line, malloc'ed ("" without runs). */
+static char *tally_json(const struct tally *t)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int i, r;
+
+	if (!t || !t->n)
+		return strdup("");
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return strdup("");
+	fprintf(f, "\"counts\":{\"tlb_source\":\"%s\",\"mthp_kb\":%lu,\"moved_bytes\":[",
+		tlb_from_interrupts ? "/proc/interrupts TLB" : "vmstat nr_tlb_remote_flush_received",
+		t->mthp_kb);
+	for (r = 0; r < t->n; r++)
+		fprintf(f, "%s%lu", r ? "," : "", t->moved[r]);
+	fprintf(f, "]");
+	for (i = 0; i < NR_COUNTERS; i++) {
+		bool mthp = i == C_MTHP_SPLIT || i == C_MTHP_SPLIT_FAILED;
+
+		if (!t->have[i] || (mthp && !t->mthp_kb))
+			continue;
+		fprintf(f, ",\"%s\":[", counter_name[i]);
+		for (r = 0; r < t->n; r++)
+			fprintf(f, "%s%ld", r ? "," : "", t->delta[i][r]);
+		fprintf(f, "]");
+	}
+	fprintf(f, "}");
+	fclose(f);
+	return buf;
+}
+
 /* ---- THP sysfs knobs, restored at exit ---- */
 
 struct knob {
@@ -328,10 +548,23 @@ static void *map_kind(const struct kind *k, unsigned long len, unsigned int seed
 	return p;
 }
 
+/*
+ * The share of large folios still whole, for "%.3f": below 1.000 whenever
+ * one was not, so that 1.000 means every one (the report checks it against
+ * the split counters).
+ */
+static double whole_share(long whole, long all)
+{
+	double v = all ? (double)whole / all : 0;
+
+	return whole < all && v > 0.999 ? 0.999 : v;
+}
+
 /* ---- move_pages() ---- */
 
+/* The counters around the timed call go to run r of tally tc. */
 static double move_to(void *p, unsigned long len, unsigned long step, int node,
-		      const char *what)
+		      const char *what, struct tally *tc, int r)
 {
 	unsigned long i, n = len / step;
 	void **pages = malloc(n * sizeof(*pages));
@@ -344,9 +577,11 @@ static double move_to(void *p, unsigned long len, unsigned long step, int node,
 		nodes[i] = node;
 		status[i] = -1;
 	}
+	tally_begin(tc);
 	t = now();
 	ret = syscall(SYS_move_pages, 0, n, pages, nodes, status, MPOL_MF_MOVE);
 	t = now() - t;
+	tally_end(tc, r, len);
 	if (ret)
 		error("%s: move_pages() to node %d returned %ld (errno %d)", what, node, ret, errno);
 	/* Ask where every base page is now, not only the folios' first pages */
@@ -379,7 +614,9 @@ static void bench_move_pages(const struct kind *k, int nruns)
 {
 	double *t01 = calloc(nruns, sizeof(double)), *t10 = calloc(nruns, sizeof(double));
 	long large01 = 0, large10 = 0, nfolios = size / k->folio_sz;
-	char extra[160];
+	struct tally *c01 = tally_new(k->folio_sz, k->mmap_flags),
+		     *c10 = tally_new(k->folio_sz, k->mmap_flags);
+	char *extra = NULL, *j01 = NULL, *j10 = NULL;
 	int r;
 
 	for (r = 0; r < nruns; r++) {
@@ -396,11 +633,11 @@ static void bench_move_pages(const struct kind *k, int nruns)
 			munmap(p, size);
 			goto out;
 		}
-		t01[r] = move_to(p, size, k->folio_sz, 1, k->name);
+		t01[r] = move_to(p, size, k->folio_sz, 1, k->name, c01, r);
 		check(k->name, p, size, r);
 		if (!k->mmap_flags)
 			large01 += count_large(p, size, k->folio_sz);
-		t10[r] = move_to(p, size, k->folio_sz, 0, k->name);
+		t10[r] = move_to(p, size, k->folio_sz, 0, k->name, c10, r);
 		check(k->name, p, size, r);
 		if (!k->mmap_flags)
 			large10 += count_large(p, size, k->folio_sz);
@@ -411,13 +648,25 @@ static void bench_move_pages(const struct kind *k, int nruns)
 		t10[r] = size / t10[r] / (1UL << 30);
 	}
 	/* Large folios still whole after the move: 1.0 unless the kernel split them */
-	snprintf(extra, sizeof(extra), "\"folio_bytes\":%lu,\"whole_after\":%.3f",
-		 k->folio_sz, k->mmap_flags ? 1.0 : (double)large01 / nfolios / nruns);
+	j01 = tally_json(c01);
+	j10 = tally_json(c10);
+	if (asprintf(&extra, "\"folio_bytes\":%lu,\"whole_after\":%.3f%s%s", k->folio_sz,
+		     k->mmap_flags ? 1.0 : whole_share(large01, nfolios * nruns),
+		     j01 && *j01 ? "," : "", j01 ? j01 : "") < 0)
+		extra = NULL;
 	emit("move_pages", k->name, "0->1", "GiB/s", t01, nruns, extra);
-	snprintf(extra, sizeof(extra), "\"folio_bytes\":%lu,\"whole_after\":%.3f",
-		 k->folio_sz, k->mmap_flags ? 1.0 : (double)large10 / nfolios / nruns);
+	free(extra);
+	if (asprintf(&extra, "\"folio_bytes\":%lu,\"whole_after\":%.3f%s%s", k->folio_sz,
+		     k->mmap_flags ? 1.0 : whole_share(large10, nfolios * nruns),
+		     j10 && *j10 ? "," : "", j10 ? j10 : "") < 0)
+		extra = NULL;
 	emit("move_pages", k->name, "1->0", "GiB/s", t10, nruns, extra);
+	free(extra);
 out:
+	free(j01);
+	free(j10);
+	free(c01);
+	free(c10);
 	free(t01);
 	free(t10);
 }
@@ -444,15 +693,17 @@ static void bench_uffd_move(const struct kind *k)
 {
 	double *v = calloc(runs, sizeof(double));
 	long nfolios = size / k->folio_sz, whole = 0, splits = 0;
+	struct tally *tc = tally_new(k->folio_sz, false);
 	static unsigned long spin_word;
 	pthread_t th;
-	char extra[200];
+	char *extra = NULL, *counts = NULL;
 	int r, uffd;
 
 	uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
 	if (uffd < 0) {
 		skip("uffd_move", k->name, "userfaultfd() failed");
 		free(v);
+		free(tc);
 		return;
 	}
 	{
@@ -462,6 +713,7 @@ static void bench_uffd_move(const struct kind *k)
 			skip("uffd_move", k->name, "no UFFD_FEATURE_MOVE");
 			close(uffd);
 			free(v);
+			free(tc);
 			return;
 		}
 	}
@@ -492,6 +744,7 @@ static void bench_uffd_move(const struct kind *k)
 			munmap(src, size);
 			goto out;
 		}
+		tally_begin(tc);
 		t = now();
 		while (done < size) {
 			mv.dst = (unsigned long)dst + done;
@@ -507,6 +760,7 @@ static void bench_uffd_move(const struct kind *k)
 				done += mv.move;
 		}
 		t = now() - t;
+		tally_end(tc, r, done);
 		if (done == size) {
 			check(k->name, dst, size, 100 + r);
 			v[r] = size / t / (1UL << 30);
@@ -519,15 +773,20 @@ static void bench_uffd_move(const struct kind *k)
 		if (done != size)
 			goto out;
 	}
-	snprintf(extra, sizeof(extra),
-		 "\"folio_bytes\":%lu,\"whole_after\":%.3f,\"splits_per_run\":%.1f,\"busy_threads\":1",
-		 k->folio_sz, k->folio_sz > page_size ? (double)whole / nfolios / runs : 1.0,
-		 (double)splits / runs);
+	counts = tally_json(tc);
+	if (asprintf(&extra, "\"folio_bytes\":%lu,\"whole_after\":%.3f,\"splits_per_run\":%.1f,"
+		     "\"busy_threads\":1%s%s", k->folio_sz,
+		     k->folio_sz > page_size ? whole_share(whole, nfolios * runs) : 1.0,
+		     (double)splits / runs, counts && *counts ? "," : "", counts ? counts : "") < 0)
+		extra = NULL;
 	emit("uffd_move", k->name, "same node", "GiB/s", v, runs, extra);
+	free(extra);
+	free(counts);
 out:
 	spin_stop = 1;
 	pthread_join(th, NULL);
 	close(uffd);
+	free(tc);
 	free(v);
 }
 
@@ -705,8 +964,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (size < PMD_SZ || size % PMD_SZ || runs < 2) {
-		fprintf(stderr, "movebench: SIZE must be a multiple of 2 MB and RUNS at least 2\n");
+	if (size < PMD_SZ || size % PMD_SZ || runs < 2 || runs > MAX_RUNS || runs_1g > MAX_RUNS) {
+		fprintf(stderr, "movebench: SIZE must be a multiple of 2 MB and RUNS at least 2, "
+			"at most %d\n", MAX_RUNS);
 		return 2;
 	}
 	k4.folio_sz = page_size;
@@ -716,6 +976,7 @@ int main(int argc, char **argv)
 	atexit(knobs_restore);
 	printf("{\"tag\":\"%s\",\"info\":\"movebench\",\"bytes\":%lu,\"runs\":%d,\"runs_1g\":%d,"
 	       "\"cpus\":%ld}\n", tag, size, runs, runs_1g, sysconf(_SC_NPROCESSORS_ONLN));
+	counters_info();
 
 	if (wanted("memcpy"))
 		bench_memcpy();

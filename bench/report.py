@@ -7,16 +7,24 @@
                            -> DIR/report.md: the host-native copy model only
   report.py --check FILE...  smoke test: no error line, every figure a
                            finite positive number; copymodel's table
-                           complete (every routine x folio x shape)
+                           complete (every routine x folio x shape);
+                           movebench's counts whole numbers, none
+                           negative, one per run, and no split of a
+                           figure's own folio size where it says every
+                           folio stayed whole
   report.py --check-guest FILE...  the same, and movebench's main figures
                            are all there
   report.py --newest PATH...  the finished run (report.md and meta.json)
                            with the latest meta.json date, among the PATHs
                            and the directories right under them
+  report.py --counts FILE...  the counts table alone, one boot per file
+                           (what scripts/bench --smoke prints)
 
 Runs of the same kernel from several boots are pooled before the mean and
-standard deviation are taken. Every table is tagged with where it ran:
-kvm, tcg (emulated: only ratios mean anything) or native (host).
+standard deviation are taken. The counts table (exact event counts per run,
+from movebench's "counts") is the exception: a median per boot, then the
+median of those. Every table is tagged with where it ran: kvm, tcg
+(emulated: only ratios mean anything) or native (host).
 """
 import json
 import math
@@ -27,6 +35,16 @@ from pathlib import Path
 MAIN = [("memcpy", "2MB"), ("memcpy", "whole"), ("move_pages", "thp"),
         ("move_pages", "mthp64k"), ("move_pages", "hugetlb2m"),
         ("uffd_move", "4k"), ("uffd_move", "mthp64k"), ("window", "thp")]
+
+
+# Rows of the GiB/s and counts tables, in order: (bench, kinds, directions)
+FIGURES = (("move_pages", ("thp", "mthp64k", "hugetlb2m", "hugetlb1g"), ("0->1", "1->0")),
+           ("uffd_move", ("4k", "mthp64k"), ("same node",)))
+# movebench's split counters (vmstat); with the run's own mTHP size's
+# stats/split they make a run's splits. For the PMD size (movebench's THP,
+# 2 MB on x86) that stat counts the same splits as thp_split_page.
+SPLIT_KEYS = ("thp_split_page", "thp_split_pmd", "thp_split_pte")
+PMD_KB = 2048
 
 
 def lines(path):
@@ -81,6 +99,8 @@ def check(paths, need_main):
         if any(d.get("info") == "copymodel" for d in recs) and \
                 any(d.get("bench") == "copy_native" for d in recs):
             bad += check_native(p, recs)
+        # A movebench that counts says so in an info line; older runs have none
+        counted = any(d.get("info") == "counts" for d in recs)
         for d in recs:
             if "error" in d:
                 bad.append(f"{p}: {d['error']}")
@@ -96,6 +116,12 @@ def check(paths, need_main):
                                or v <= 0 for v in vals):
                 bad.append(f"{p}: {d['bench']} {d.get('routine', '')} {d['kind']} "
                            f"{d.get('dir', d.get('shape', ''))}: not finite positive: {vals}")
+            if "counts" in d:
+                bad += [f"{p}: {d['bench']} {d['kind']} {d.get('dir', '')}: {b}"
+                        for b in check_counts(d)]
+            elif counted and d["bench"] in ("move_pages", "uffd_move"):
+                bad.append(f"{p}: {d['bench']} {d['kind']} {d.get('dir', '')}: no counts "
+                           "(the file's movebench counts them)")
     if need_main:
         for b, k in MAIN:
             if (b, k) not in seen:
@@ -104,6 +130,119 @@ def check(paths, need_main):
         print(f"report: {b}")
     print(f"report: {len(seen)} figures checked, {len(bad)} problems")
     return 1 if bad else 0
+
+
+def check_counts(d):
+    """movebench's per-run counts of figure d: problems, as strings."""
+    bad, c = [], d["counts"]
+    if not isinstance(c, dict):
+        return ["counts is not an object"]
+    for k, v in c.items():
+        if not isinstance(v, list):
+            continue
+        if any(isinstance(x, bool) or not isinstance(x, int) for x in v):
+            bad.append(f"counts {k}: not whole numbers: {v}")
+        elif any(x < 0 for x in v):
+            bad.append(f"counts {k}: negative: {v}")
+        if len(v) != d.get("n"):
+            bad.append(f"counts {k}: {len(v)} runs, the figure has {d.get('n')}")
+    if not c.get("moved_bytes") or any(isinstance(x, int) and x <= 0 for x in c["moved_bytes"]):
+        bad.append(f"counts: no bytes moved: {c.get('moved_bytes')}")
+    own = c.get("mthp_split")
+    if own is None and d["kind"] == "thp":
+        own = c.get("thp_split_page")
+    if d.get("whole_after") == 1.0 and own and \
+            any(isinstance(x, int) and x > 0 for x in own):
+        bad.append(f"whole_after 1.0 but splits of its own folio size in its runs: {own}")
+    return bad
+
+
+def run_splits(c, i):
+    """Run i's splits: the split counters of counts c summed (None if none)."""
+    keys = [k for k in SPLIT_KEYS if k in c]
+    if "mthp_split" in c and c.get("mthp_kb") != PMD_KB:
+        keys.append("mthp_split")
+    return sum(c[k][i] for k in keys) if keys else None
+
+
+def num(x):
+    """A count or a rate, short: whole numbers as such."""
+    if x is None:
+        return "n/a"
+    if x == int(x):
+        return str(int(x))
+    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.1f}" if abs(x) >= 1 else f"{x:.2g}"
+
+
+def counts_section(records, accel):
+    """The counts table (Markdown lines), or [] when no figure has counts.
+    records carry "_boot" (their file): one median per boot over its runs,
+    then the median of the boot medians."""
+    per = {}   # (bench, kind, dir, tag) -> boot -> metric -> [per-run values]
+    for d in records:
+        c = d.get("counts")
+        if "bench" not in d or "skip" in d or not isinstance(c, dict):
+            continue
+        moved = c.get("moved_bytes", [])
+        m = per.setdefault((d["bench"], d["kind"], d.get("dir"), d["tag"]), {}) \
+            .setdefault(d.get("_boot", ""), {"ipi": [], "splits": [], "mig": []})
+        for i, b in enumerate(moved):
+            if "tlb_ipi" in c and b:
+                m["ipi"].append(c["tlb_ipi"][i] / (b / 2**20))
+            sp = run_splits(c, i)
+            if sp is not None:
+                m["splits"].append(sp)
+            if "pgmigrate_success" in c:
+                m["mig"].append(c["pgmigrate_success"][i])
+    if not per:
+        return []
+
+    def cell(key, metric):
+        boots = [statistics.median(v[metric]) for _, v in sorted(per.get(key, {}).items())
+                 if v[metric]]
+        if not boots:
+            return "n/a"
+        mid, lo, hi = statistics.median(boots), min(boots), max(boots)
+        return num(mid) + ("" if lo == hi else f" ({num(lo)}–{num(hi)})")
+
+    infos = {}
+    for d in records:
+        if d.get("info") == "counts":
+            infos.setdefault(d["tag"], (d.get("tlb_source", "?"), tuple(d.get("missing", []))))
+    sources = sorted({v[0] for v in infos.values()})
+    md = [f"## Exact counts per run, base vs patched [{accel}: counts are exact]", ""]
+    md.append("- Kernel event counters read in the guest right before and right after "
+              "each timed run; their deltas are exact under any accelerator, unlike the "
+              "times below. TLB IPIs/MB: TLB-flush IPIs ("
+              + (", ".join(sources) or "?") + ", summed over the CPUs) per MB moved. "
+              "splits/run: " + " + ".join(SPLIT_KEYS[:2]) + " (+ thp_split_pte where the "
+              "kernel has it) + hugepages-64kB/stats/split in 64 KB mTHP runs (in 2 MB THP "
+              "runs that stat counts the same splits as thp_split_page, so only once). migrated/run: pgmigrate_success (base pages).")
+    md.append("- (b, p): base, patched. Each: the median over boots of every boot's median "
+              "over its runs, (low–high) the boot medians where they differ; n/a: no counts.")
+    missing = {t: v[1] for t, v in infos.items() if v[1]}
+    if missing:
+        if len(set(missing.values())) == 1 and len(missing) == len(infos):
+            md.append("- Not on these kernels, so left out: "
+                      + ", ".join(next(iter(missing.values()))) + ".")
+        else:
+            md.append("- Not on the kernel, so left out: " + "; ".join(
+                f"{t}: {', '.join(v)}" for t, v in sorted(missing.items())) + ".")
+    md.append("")
+    md.append("| figure | TLB IPIs/MB (b, p) | splits/run (b, p) | migrated/run (b, p) |")
+    md.append("|---|---|---|---|")
+    tags = sorted({k[3] for k in per})
+    for b, kinds, dirs in FIGURES:
+        for k in kinds:
+            for dr in dirs:
+                if not any((b, k, dr, t) in per for t in tags):
+                    continue
+                name = f"move_pages {k} {dr}" if b == "move_pages" else f"UFFDIO_MOVE {k}"
+                cells = [", ".join(cell((b, k, dr, t), metric) for t in ("base", "patched"))
+                         for metric in ("ipi", "splits", "mig")]
+                md.append(f"| {name} | " + " | ".join(cells) + " |")
+    md.append("")
+    return md
 
 
 def pool(records):
@@ -136,7 +275,7 @@ def main(d):
     accel = meta["accel"]
     guest = []
     for f in sorted(d.glob("guest-*.jsonl")):
-        guest += lines(f)
+        guest += [dict(g, _boot=f.name) for g in lines(f)]
     errs = [g["error"] for g in guest if "error" in g]
     skips = sorted({f"{g['bench']} {g['kind']}: {g['skip']}" for g in guest if "skip" in g})
     P = pool(guest)
@@ -168,6 +307,8 @@ def main(d):
                   "These are not hardware numbers; only base-vs-patched ratios of what is "
                   "not a byte copy (UFFDIO_MOVE: splits, flushes, IPIs) carry over.")
     md.append("")
+    # Counts first: exact where the times are emulated
+    md += counts_section(guest, accel)
 
     lim_whole = get("memcpy", "whole", "0->1", "patched")[0]
     lim_2m = get("memcpy", "2MB", "0->1", "patched")[0]
@@ -176,9 +317,7 @@ def main(d):
     md.append("| figure | base | patched | ratio | of memcpy | whole (b, p) |")
     md.append("|---|---|---|---|---|---|")
     rows = []
-    for b, kinds, dirs in (("move_pages", ("thp", "mthp64k", "hugetlb2m", "hugetlb1g"),
-                            ("0->1", "1->0")),
-                           ("uffd_move", ("4k", "mthp64k"), ("same node",))):
+    for b, kinds, dirs in FIGURES:
         for k in kinds:
             for dr in dirs:
                 bm, bs = get(b, k, dr, "base")
@@ -470,6 +609,11 @@ if __name__ == "__main__":
         sys.exit(native_only(sys.argv[2]))
     if len(sys.argv) == 3 and sys.argv[1] == "--text":
         sys.exit(text(sys.argv[2]))
+    if len(sys.argv) > 2 and sys.argv[1] == "--counts":
+        recs = [dict(g, _boot=f) for f in sys.argv[2:] for g in lines(f)]
+        md = counts_section(recs, "guest")
+        print("\n".join(md) if md else "report: no counts in these files")
+        sys.exit(0 if md else 1)
     if len(sys.argv) > 2 and sys.argv[1] in ("--check", "--check-guest"):
         sys.exit(check(sys.argv[2:], sys.argv[1] == "--check-guest"))
     if len(sys.argv) != 2:

@@ -11,6 +11,9 @@
  *                median, p99 and max over the folios
  *   memcpy       single-thread memcpy node 0 -> node 1 of 2MB chunks and of
  *                SIZE bytes: the limit every move is compared with
+ * move_pages and uffd_move run with a second thread of the mm busy on
+ * another CPU than the mover (both pinned), so that every TLB flush they
+ * cause is an IPI, and counted.
  * Every run checks the data it moved word by word, where the pages ended up
  * and whether large folios stayed large; a failed check prints an "error"
  * line and makes the exit status non-zero. Numbers, not verdicts: whether a
@@ -560,6 +563,83 @@ static double whole_share(long whole, long all)
 	return whole < all && v > 0.999 ? 0.999 : v;
 }
 
+/* ---- a second thread of the mm, busy on another CPU than the mover ---- */
+
+/*
+ * While a thread of the mm runs on another CPU, every TLB flush of the
+ * mover's changes must reach that CPU: an IPI, which the counts then show.
+ * Without it the mm is live on the mover's CPU only and a flush is local.
+ * The move_pages() and UFFDIO_MOVE figures all run with it: the mover pinned
+ * to MOVER_CPU, the busy thread to BUSY_CPU ("busy_threads", "mover_cpu" and
+ * "busy_cpu" in their JSON lines).
+ */
+#define MOVER_CPU	0
+#define BUSY_CPU	1
+
+static volatile int busy_stop, busy_on;
+static pthread_t busy_th;
+static cpu_set_t mover_mask;	/* the mover's affinity before busy_start() */
+
+static void *busy_loop(void *arg)
+{
+	static volatile unsigned long word;
+	cpu_set_t set;
+
+	(void)arg;
+	CPU_ZERO(&set);
+	CPU_SET(BUSY_CPU, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) || sched_getcpu() != BUSY_CPU) {
+		busy_on = -1;
+		return NULL;
+	}
+	busy_on = 1;
+	while (!busy_stop)
+		word++;
+	return NULL;
+}
+
+/* Pin the mover, start the busy thread; false (and an error line) if not. */
+static bool busy_start(const char *what)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(mover_mask), &mover_mask)) {
+		error("%s: cannot read the mover's CPU affinity (errno %d)", what, errno);
+		return false;
+	}
+	CPU_ZERO(&set);
+	CPU_SET(MOVER_CPU, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		error("%s: cannot pin the mover to CPU %d (errno %d)", what, MOVER_CPU, errno);
+		return false;
+	}
+	busy_stop = 0;
+	busy_on = 0;
+	if (pthread_create(&busy_th, NULL, busy_loop, NULL)) {
+		error("%s: cannot start the busy thread", what);
+		sched_setaffinity(0, sizeof(mover_mask), &mover_mask);
+		return false;
+	}
+	while (!busy_on)	/* until it runs on its CPU, in this mm */
+		;
+	if (busy_on < 0) {
+		pthread_join(busy_th, NULL);
+		error("%s: cannot run the busy thread on CPU %d", what, BUSY_CPU);
+		sched_setaffinity(0, sizeof(mover_mask), &mover_mask);
+		return false;
+	}
+	return true;
+}
+
+static void busy_end(void)
+{
+	busy_stop = 1;
+	pthread_join(busy_th, NULL);
+	sched_setaffinity(0, sizeof(mover_mask), &mover_mask);
+}
+
+#define BUSY_JSON	"\"busy_threads\":1,\"mover_cpu\":%d,\"busy_cpu\":%d"
+
 /* ---- move_pages() ---- */
 
 /* The counters around the timed call go to run r of tally tc. */
@@ -619,6 +699,8 @@ static void bench_move_pages(const struct kind *k, int nruns)
 	char *extra = NULL, *j01 = NULL, *j10 = NULL;
 	int r;
 
+	if (!busy_start(k->name))
+		goto out_free;
 	for (r = 0; r < nruns; r++) {
 		void *p = map_kind(k, size, r);
 
@@ -650,19 +732,21 @@ static void bench_move_pages(const struct kind *k, int nruns)
 	/* Large folios still whole after the move: 1.0 unless the kernel split them */
 	j01 = tally_json(c01);
 	j10 = tally_json(c10);
-	if (asprintf(&extra, "\"folio_bytes\":%lu,\"whole_after\":%.3f%s%s", k->folio_sz,
-		     k->mmap_flags ? 1.0 : whole_share(large01, nfolios * nruns),
-		     j01 && *j01 ? "," : "", j01 ? j01 : "") < 0)
+	if (asprintf(&extra, "\"folio_bytes\":%lu,\"whole_after\":%.3f," BUSY_JSON "%s%s",
+		     k->folio_sz, k->mmap_flags ? 1.0 : whole_share(large01, nfolios * nruns),
+		     MOVER_CPU, BUSY_CPU, j01 && *j01 ? "," : "", j01 ? j01 : "") < 0)
 		extra = NULL;
 	emit("move_pages", k->name, "0->1", "GiB/s", t01, nruns, extra);
 	free(extra);
-	if (asprintf(&extra, "\"folio_bytes\":%lu,\"whole_after\":%.3f%s%s", k->folio_sz,
-		     k->mmap_flags ? 1.0 : whole_share(large10, nfolios * nruns),
-		     j10 && *j10 ? "," : "", j10 ? j10 : "") < 0)
+	if (asprintf(&extra, "\"folio_bytes\":%lu,\"whole_after\":%.3f," BUSY_JSON "%s%s",
+		     k->folio_sz, k->mmap_flags ? 1.0 : whole_share(large10, nfolios * nruns),
+		     MOVER_CPU, BUSY_CPU, j10 && *j10 ? "," : "", j10 ? j10 : "") < 0)
 		extra = NULL;
 	emit("move_pages", k->name, "1->0", "GiB/s", t10, nruns, extra);
 	free(extra);
 out:
+	busy_end();
+out_free:
 	free(j01);
 	free(j10);
 	free(c01);
@@ -671,31 +755,13 @@ out:
 	free(t10);
 }
 
-/* ---- UFFDIO_MOVE, with a second thread of the mm busy on another CPU ---- */
-
-static volatile int spin_stop;
-
-static void *spinner(void *arg)
-{
-	volatile unsigned long *w = arg;
-	cpu_set_t set;
-
-	/* Keep this mm live on CPU 1 so that every TLB flush needs an IPI */
-	CPU_ZERO(&set);
-	CPU_SET(1, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-	while (!spin_stop)
-		(*w)++;
-	return NULL;
-}
+/* ---- UFFDIO_MOVE ---- */
 
 static void bench_uffd_move(const struct kind *k)
 {
 	double *v = calloc(runs, sizeof(double));
 	long nfolios = size / k->folio_sz, whole = 0, splits = 0;
 	struct tally *tc = tally_new(k->folio_sz, false);
-	static unsigned long spin_word;
-	pthread_t th;
 	char *extra = NULL, *counts = NULL;
 	int r, uffd;
 
@@ -717,8 +783,12 @@ static void bench_uffd_move(const struct kind *k)
 			return;
 		}
 	}
-	spin_stop = 0;
-	pthread_create(&th, NULL, spinner, &spin_word);
+	if (!busy_start(k->name)) {
+		close(uffd);
+		free(v);
+		free(tc);
+		return;
+	}
 	for (r = 0; r < runs; r++) {
 		char *src = map_kind(k, size, 100 + r), *dst;
 		struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
@@ -775,16 +845,16 @@ static void bench_uffd_move(const struct kind *k)
 	}
 	counts = tally_json(tc);
 	if (asprintf(&extra, "\"folio_bytes\":%lu,\"whole_after\":%.3f,\"splits_per_run\":%.1f,"
-		     "\"busy_threads\":1%s%s", k->folio_sz,
+		     BUSY_JSON "%s%s", k->folio_sz,
 		     k->folio_sz > page_size ? whole_share(whole, nfolios * runs) : 1.0,
-		     (double)splits / runs, counts && *counts ? "," : "", counts ? counts : "") < 0)
+		     (double)splits / runs, MOVER_CPU, BUSY_CPU,
+		     counts && *counts ? "," : "", counts ? counts : "") < 0)
 		extra = NULL;
 	emit("uffd_move", k->name, "same node", "GiB/s", v, runs, extra);
 	free(extra);
 	free(counts);
 out:
-	spin_stop = 1;
-	pthread_join(th, NULL);
+	busy_end();
 	close(uffd);
 	free(tc);
 	free(v);

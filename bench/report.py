@@ -6,7 +6,9 @@
   report.py --native DIR   DIR/native.jsonl (and DIR/meta.json if there)
                            -> DIR/report.md: the host-native copy model only
   report.py --check FILE...  smoke test: no error line, every figure a
-                           finite positive number; copymodel's table
+                           finite positive number (never 0, NaN or inf),
+                           one value per run, whole_after a share in
+                           [0, 1]; copymodel's table
                            complete (every routine x folio x shape);
                            movebench's counts whole numbers, none
                            negative, one per run, and no split of a
@@ -20,14 +22,18 @@
   report.py --counts FILE...  the counts table alone, one boot per file
                            (what scripts/bench --smoke prints)
 
-Runs of the same kernel from several boots are pooled before the mean and
-standard deviation are taken. The counts table (exact event counts per run,
-from movebench's "counts") is the exception: a median per boot, then the
-median of those. Every table is tagged with where it ran: kvm, tcg
-(emulated: only ratios mean anything) or native (host).
+Guest figures are never pooled across boots (the boots of one kernel can
+differ more than its runs do): every table gives each boot's median over
+its runs, and a ratio or a count is taken of the median of those boot
+medians; a ratio says when the two kernels' ranges of boot medians overlap.
+A guest figure is compared with a memcpy only of as many bytes in the same
+direction; the window table prints a p99 only from at least 100 folios of a
+boot. Every table is tagged with where it ran: kvm, tcg (emulated: only
+ratios mean anything) or native (host).
 """
 import json
 import math
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -108,7 +114,18 @@ def check(paths, need_main):
                 continue
             seen.add((d["bench"], d["kind"]) if d["bench"] != "copy_native" else
                      (d["bench"], d["kind"], d["routine"], d["shape"]))
-            vals = d.get("values", []) + d.get("values_cpu", []) + [d.get("mean")]
+            v = d.get("values")
+            if not isinstance(v, list) or not v or ("n" in d and len(v) != d["n"]):
+                bad.append(f"{p}: {d['bench']} {d.get('routine', '')} {d['kind']} "
+                           f"{d.get('dir', d.get('shape', ''))}: values not one per run "
+                           f"(n {d.get('n')}): {v}")
+                v = []
+            w = d.get("whole_after", 0.5)
+            if isinstance(w, bool) or not isinstance(w, (int, float)) or \
+                    not math.isfinite(w) or not 0 <= w <= 1:
+                bad.append(f"{p}: {d['bench']} {d['kind']} {d.get('dir', '')}: "
+                           f"whole_after not a share in [0, 1]: {w}")
+            vals = v + d.get("values_cpu", []) + [d.get("mean")]
             for k in ("median_us", "p99_us", "max_us", "median", "min", "max", "median_cpu"):
                 if k in d:
                     vals.append(d[k])
@@ -179,10 +196,13 @@ def counts_section(records, accel):
     records carry "_boot" (their file): one median per boot over its runs,
     then the median of the boot medians."""
     per = {}   # (bench, kind, dir, tag) -> boot -> metric -> [per-run values]
+    idle = set()   # keys of figures run without a busy thread in the mm
     for d in records:
         c = d.get("counts")
         if "bench" not in d or "skip" in d or not isinstance(c, dict):
             continue
+        if not d.get("busy_threads"):
+            idle.add((d["bench"], d["kind"], d.get("dir"), d["tag"]))
         moved = c.get("moved_bytes", [])
         m = per.setdefault((d["bench"], d["kind"], d.get("dir"), d["tag"]), {}) \
             .setdefault(d.get("_boot", ""), {"ipi": [], "splits": [], "mig": []})
@@ -203,7 +223,8 @@ def counts_section(records, accel):
         if not boots:
             return "n/a"
         mid, lo, hi = statistics.median(boots), min(boots), max(boots)
-        return num(mid) + ("" if lo == hi else f" ({num(lo)}–{num(hi)})")
+        mark = "*" if metric == "ipi" and key in idle else ""
+        return num(mid) + mark + ("" if lo == hi else f" ({num(lo)}–{num(hi)})")
 
     infos = {}
     for d in records:
@@ -218,6 +239,13 @@ def counts_section(records, accel):
               "splits/run: " + " + ".join(SPLIT_KEYS[:2]) + " (+ thp_split_pte where the "
               "kernel has it) + hugepages-64kB/stats/split in 64 KB mTHP runs (in 2 MB THP "
               "runs that stat counts the same splits as thp_split_page, so only once). migrated/run: pgmigrate_success (base pages).")
+    md.append(("- Every row" if not idle else "- Every row not marked *")
+              + " ran with one thread of the mm busy on another vCPU than the mover "
+              "(both pinned), so that a TLB flush of the moved range is an IPI and shows "
+              "here; without it the mm is live on the mover's CPU alone, its flushes are "
+              "local and the count is 0 whatever the kernel does."
+              + (" *: run without that thread (an older movebench): its TLB count says "
+                 "nothing." if idle else ""))
     md.append("- (b, p): base, patched. Each: the median over boots of every boot's median "
               "over its runs, (low–high) the boot medians where they differ; n/a: no counts.")
     missing = {t: v[1] for t, v in infos.items() if v[1]}
@@ -269,6 +297,54 @@ def fmt(m, s, nd=3):
     return "n/a" if m is None else f"{m:.{nd}g} ± {s:.2g}"
 
 
+def boot_key(rec):
+    """Boot order of a record: the round number in its file's name."""
+    m = re.search(r"-(\d+)\.jsonl$", rec.get("_boot", ""))
+    return (int(m.group(1)) if m else 0, rec.get("_boot", ""))
+
+
+def by_boot(records):
+    """(bench, kind, dir, kernel) -> that figure's record of every boot, in
+    boot order (records carry "_boot": their file, one per boot)."""
+    out = {}
+    for d in records:
+        if "bench" not in d or "skip" in d or d["bench"] == "copy_native":
+            continue
+        out.setdefault((d["bench"], d["kind"], d.get("dir"), d["tag"]), []).append(d)
+    for recs in out.values():
+        recs.sort(key=boot_key)
+    return out
+
+
+def boot_medians(recs):
+    """Each boot's median over its runs."""
+    return [statistics.median(d.get("values") or [d["mean"]]) for d in recs]
+
+
+def g3(x):
+    return f"{x:.3g}"
+
+
+def boots_cell(meds):
+    """'a / b': the boots' medians in boot order."""
+    return " / ".join(map(g3, meds)) if meds else "n/a"
+
+
+def overlap(a, b):
+    """Do the ranges of two lists of boot medians overlap?"""
+    return max(min(a), min(b)) <= min(max(a), max(b))
+
+
+def p99(v):
+    """Nearest-rank 99th percentile of v (at least 100 values)."""
+    v = sorted(v)
+    return v[math.ceil(0.99 * len(v)) - 1]
+
+
+# The window table prints a p99 only from this many folios of one boot
+P99_MIN = 100
+
+
 def main(d):
     d = Path(d)
     meta = json.loads((d / "meta.json").read_text())
@@ -278,13 +354,16 @@ def main(d):
         guest += [dict(g, _boot=f.name) for g in lines(f)]
     errs = [g["error"] for g in guest if "error" in g]
     skips = sorted({f"{g['bench']} {g['kind']}: {g['skip']}" for g in guest if "skip" in g})
-    P = pool(guest)
+    B = by_boot(guest)
     native = lines(d / "native.jsonl") if (d / "native.jsonl").exists() else []
     N = pool(native)
 
-    def get(b, k, dr, tag):
-        e = P.get((b, k, dr, tag))
-        return ms(e["values"]) if e else (None, None)
+    def meds(b, k, dr, tag):
+        return boot_medians(B.get((b, k, dr, tag), []))
+
+    def mid(b, k, dr, tag):
+        m = meds(b, k, dr, tag)
+        return statistics.median(m) if m else None
 
     md = [f"# Benchmark {meta['date']} ({meta['sha']})", ""]
     md.append(f"- Guest: {accel.upper()}, {meta['vcpus']} vCPUs, {meta['mem_mb']} MB in 2 NUMA "
@@ -298,9 +377,6 @@ def main(d):
     virt = " (itself a virtual machine)" if meta.get("host_virtual") else ""
     md.append(f"- Host: {meta['host_cpu']}{virt}, {meta['host_cpus']} CPUs, load average at "
               f"start {meta['load_start']}, at end {meta.get('load_end', '?')}.")
-    md.append("- ratio: patched / base. of memcpy: patched / single-thread memcpy of "
-              "the whole buffer in the same guest. whole (b, p): share of large "
-              "folios still whole after the move, base and patched.")
     if accel == "tcg":
         md.append("- **Emulated (TCG)**: the guest's copies run ~60x slower than native and "
                   "its `rep movsb` is slower still than the vector memcpy of user space. "
@@ -310,47 +386,112 @@ def main(d):
     # Counts first: exact where the times are emulated
     md += counts_section(guest, accel)
 
-    lim_whole = get("memcpy", "whole", "0->1", "patched")[0]
-    lim_2m = get("memcpy", "2MB", "0->1", "patched")[0]
-    md.append(f"## move_pages() and UFFDIO_MOVE, GiB/s, mean ± stddev [{accel}]")
+    # The limit a move_pages() figure is compared with: the guest's memcpy of
+    # the whole buffer (as many bytes in one go) in the same direction.
+    mc = {(d["dir"], d.get("bytes")): rs for (b, k, dr, t), rs in B.items()
+          for d in rs[:1] if b == "memcpy" and k == "whole" and t == "patched"}
+    mc_dirs = {k[0] for k in mc}
+    md.append(f"## move_pages() and UFFDIO_MOVE, GiB/s, per-boot medians [{accel}]")
+    md.append("")
+    md.append("- base, patched: each boot's median over its runs, in boot order (boots "
+              "alternate base, patched, ...). Runs are not pooled across boots: the runs "
+              "of one boot can agree while the boots of one kernel differ.")
+    md.append("- ratio: patched / base, each the median of its boot medians; (overlap): "
+              "the range of base's boot medians and that of patched's overlap, so the "
+              "boots do not tell the kernels apart: no conclusion.")
+    md.append("- of memcpy: patched / the guest's single-thread memcpy of as many bytes "
+              "in one go, in the same direction, on the patched boots (medians of boot "
+              "medians); -: UFFDIO_MOVE copies no data.")
+    md.append("- whole (b, p): the lowest share, over the boots, of large folios still "
+              "whole after the move, base and patched.")
     md.append("")
     md.append("| figure | base | patched | ratio | of memcpy | whole (b, p) |")
     md.append("|---|---|---|---|---|---|")
-    rows = []
+    rows, notes = [], {}
     for b, kinds, dirs in FIGURES:
         for k in kinds:
             for dr in dirs:
-                bm, bs = get(b, k, dr, "base")
-                pm, psd = get(b, k, dr, "patched")
-                if bm is None and pm is None:
+                rb, rp = B.get((b, k, dr, "base"), []), B.get((b, k, dr, "patched"), [])
+                if not rb and not rp:
                     continue
-                sp = pm / bm if bm and pm else None
-                frac = pm / lim_whole if pm and lim_whole and b == "move_pages" else None
-                wb = P.get((b, k, dr, "base"), {}).get("meta", {}).get("whole_after")
-                wp = P.get((b, k, dr, "patched"), {}).get("meta", {}).get("whole_after")
+                mb, mp = boot_medians(rb), boot_medians(rp)
+                bm = statistics.median(mb) if mb else None
+                pm = statistics.median(mp) if mp else None
+                if bm and pm:
+                    ratio = f"{pm / bm:.2f}x"
+                    if len(mb) < 2 or len(mp) < 2:
+                        ratio += " (1 boot)"
+                    elif overlap(mb, mp):
+                        ratio += " (overlap)"
+                else:
+                    ratio = "n/a"
+                if b != "move_pages":
+                    frac = "-"
+                elif not pm:
+                    frac = "n/a"
+                else:
+                    nbytes = (rp or rb)[0].get("bytes")
+                    lim = mc.get((dr, nbytes))
+                    if lim:
+                        frac = f"{pm / statistics.median(boot_medians(lim)):.0%}"
+                    elif not mc:
+                        frac = "n/a [3]"
+                        notes[3] = "[3] no memcpy figure from the patched boots."
+                    elif dr not in mc_dirs:
+                        frac = "n/a [1]"
+                        notes[1] = (f"[1] no memcpy {dr} in the guest (movebench copies "
+                                    f"node {' and '.join(sorted(mc_dirs)) or 'none'} only): "
+                                    "a figure is compared only with a copy in its own direction.")
+                    else:
+                        frac = "n/a [2]"
+                        notes[2] = ("[2] no memcpy of that size in the guest: these runs "
+                                    f"move {nbytes >> 20} MB each, the memcpy copies "
+                                    + ", ".join(f"{n >> 20} MB" for _, n in sorted(mc)
+                                                if isinstance(n, int))
+                                    + "; a figure is compared only with a copy of as many bytes.")
+
+                def whole(recs):
+                    w = [r["whole_after"] for r in recs if "whole_after" in r]
+                    return g3(min(w)) if w else "n/a"
                 name = f"move_pages {k} {dr}" if b == "move_pages" else f"UFFDIO_MOVE {k}"
-                md.append(f"| {name} | {fmt(bm, bs)} | {fmt(pm, psd)} | "
-                          f"{'n/a' if sp is None else f'{sp:.2f}x'} | "
-                          f"{'-' if frac is None else f'{frac:.0%}'} | {wb}, {wp} |")
+                md.append(f"| {name} | {boots_cell(mb)} | {boots_cell(mp)} | {ratio} | "
+                          f"{frac} | {whole(rb)}, {whole(rp)} |")
                 rows.append((name, bm, pm))
     md.append("")
-    md.append(f"memcpy limit (single thread, node 0 -> 1, same guest, patched boot): "
-              f"2MB chunks {fmt(*get('memcpy', '2MB', '0->1', 'patched'))} GiB/s, "
-              f"{meta['size_mb']} MB at once {fmt(*get('memcpy', 'whole', '0->1', 'patched'))} GiB/s.")
+    if notes:
+        md += [notes[n] for n in sorted(notes)]
+        md.append("")
+    lims = []
+    for k, label in (("2MB", "2MB chunks"), ("whole", f"{meta['size_mb']} MB at once")):
+        lims.append(f"{label} base {boots_cell(meds('memcpy', k, '0->1', 'base'))}, "
+                    f"patched {boots_cell(meds('memcpy', k, '0->1', 'patched'))}")
+    md.append("memcpy (single thread, node 0 -> 1, same guest), GiB/s, boot medians: "
+              + "; ".join(lims) + ".")
     md.append("")
 
     md.append(f"## The window: a writer blocked while its 2MB THP migrates, µs [{accel}]")
     md.append("")
-    md.append("| kernel | folios | median | p99 | max | one 2MB memcpy |")
+    md.append("- Per folio the longest write while it migrates node 0 -> 1. Per boot, in "
+              "boot order: the median over the folios, the p99 (only from a boot of at "
+              f"least {P99_MIN} folios; n<{P99_MIN}: too few for a p99, see max) and the "
+              "max. One 2MB memcpy: 2 MB at the median of boot medians of the memcpy in "
+              "2MB chunks, node 0 -> 1, on that kernel's boots.")
+    md.append("")
+    md.append("| kernel | folios per boot | median | p99 | max | one 2MB memcpy |")
     md.append("|---|---|---|---|---|---|")
-    copy2m = 2 / 1024 / lim_2m * 1e6 if lim_2m else None
     for tag in ("base", "patched"):
-        e = P.get(("window", "thp", "0->1", tag))
-        if not e:
+        recs = B.get(("window", "thp", "0->1", tag))
+        if not recs:
             continue
-        v = sorted(e["values"])
-        md.append(f"| {tag} | {len(v)} | {v[len(v) // 2]:.0f} | {v[len(v) * 99 // 100]:.0f} | "
-                  f"{v[-1]:.0f} | {'n/a' if copy2m is None else f'{copy2m:.0f}'} |")
+        vals = [r.get("values") or [] for r in recs]
+        lim_2m = mid("memcpy", "2MB", "0->1", tag)
+        copy2m = 2 / 1024 / lim_2m * 1e6 if lim_2m else None
+        md.append(f"| {tag} | {' / '.join(str(len(v)) for v in vals)} | "
+                  + " / ".join(f"{statistics.median(v):.0f}" for v in vals) + " | "
+                  + " / ".join(f"{p99(v):.0f}" if len(v) >= P99_MIN else f"n<{P99_MIN}"
+                               for v in vals) + " | "
+                  + " / ".join(f"{max(v):.0f}" for v in vals) + " | "
+                  + f"{'n/a' if copy2m is None else f'{copy2m:.0f}'} |")
     md.append("")
 
     md += native_section(native, N, rows)

@@ -5,7 +5,7 @@ S := scripts
 
 .PHONY: help check run deps base apply export checkpatch build build-debug \
 	build-series selftests selftests-debug kunit kunit-um kunit-x86_64 test-harness \
-	bench bench-smoke copymodel matrix cover-letter send-dry-run icount
+	bench bench-smoke matrix sparse cover-letter send-dry-run copymodel icount
 
 help: ## this list
 	@grep -hE '^[a-z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -71,8 +71,12 @@ test-harness: ## the harness's own tests
 icount: ## exact instruction counts of mm/userfaultfd.o per 4 KB UFFDIO_MOVE, base and each step, -Os and -O2 (TCG plugin): work/icount/<date>T<time>/
 	@$(S)/icount
 
-matrix: ## every commit on x86_64, i386 HIGHMEM, arm64, ppc64le, um; W=1 + sparse, no new warnings
-	@DEPS_EXTRA="gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu gcc-i686-linux-gnu" $(S)/deps && $(S)/matrix
+matrix: ## every commit on x86_64, i386 HIGHMEM, arm64, ppc64le, um; W=1, no new warnings; then make sparse
+	@DEPS_EXTRA="gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu gcc-i686-linux-gnu" $(S)/deps && $(S)/matrix && \
+		$(S)/sparse
+
+sparse: ## sparse (Debian unstable's, built in work/tools) on the series' .c files, x86_64 test config: no new warning vs base
+	@$(S)/deps && $(S)/sparse
 
 cover-letter: ## cover-letter.txt from cover-letter.in + the latest results/*/report.md
 	@$(S)/cover-letter

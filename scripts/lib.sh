@@ -89,6 +89,59 @@ kbuild_env() {
 	mkdir -p "$CCACHE_DIR"
 }
 
+# The Debian mirror of the machine's apt sources (deb822 .sources first,
+# then one-line .list files), unless DEBIAN_MIRROR says otherwise; dies
+# when there is none.
+debian_mirror() {
+	local m=${DEBIAN_MIRROR:-}
+	if [ -z "$m" ]; then
+		m=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+			awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /\/debian\/?$/) { print $i; exit } }')
+	fi
+	if [ -z "$m" ]; then
+		m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+			awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /\/debian\/?$/) { print $i; exit } }')
+	fi
+	[ -n "$m" ] || die "cannot find a Debian mirror in the apt sources; set DEBIAN_MIRROR=<url of a Debian archive>"
+	echo "$m"
+}
+
+# A private apt configuration in directory $1 for the one sources.list
+# line $2: sets the array apt_opts for apt-get and apt-cache. Lists, cache
+# and sources live under $1; the machine's apt setup is never touched.
+private_apt() {
+	mkdir -p "$1/lists/partial" "$1/cache/archives/partial"
+	printf '%s\n' "$2" >"$1/sources.list"
+	# shellcheck disable=SC2034 # for the caller
+	apt_opts=(-q -o "Dir::Etc::sourcelist=$1/sources.list" -o Dir::Etc::sourceparts=/dev/null
+		-o "Dir::State::Lists=$1/lists" -o "Dir::Cache=$1/cache"
+		-o Dir::Etc::preferencesparts=/dev/null -o APT::Sandbox::User=root)
+}
+
+# Config fragments merged over tinyconfig for kernel configuration $1
+# (test or debug), one path a line.
+config_fragments() {
+	case $1 in
+	test) printf '%s\n' "$ROOT/selftests/config" ;;
+	debug) printf '%s\n' "$ROOT/selftests/config" "$ROOT/selftests/config.debug" ;;
+	test-O2) printf '%s\n' "$ROOT/selftests/config" "$ROOT/bench/icount/O2.config" ;;
+	*) die "unknown configuration '$1' (test, debug or test-O2)" ;;
+	esac
+}
+
+# Configure O= directory $2 of kernel source $1 as scripts/build does:
+# make tinyconfig, merge the fragments $3..., make olddefconfig. The make
+# arguments come from the array kmake (make -C SRC O=OUT ARCH=...); make's
+# output goes to stdout, the caller redirects it.
+configure_kernel() {
+	local src=$1 out=$2
+	shift 2
+	# shellcheck disable=SC2154 # the caller's
+	"${kmake[@]}" tinyconfig || return 1
+	(cd "$out" && "$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$@") || return 2
+	"${kmake[@]}" olddefconfig || return 3
+}
+
 # Install the worktree's uapi headers under $WORKDIR/build/headers (what
 # the selftests and movebench compile against), logging to file $1.
 install_uapi_headers() {

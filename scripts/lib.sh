@@ -9,6 +9,9 @@ TREE=${TREE:-$WORKDIR/linux}   # worktree: base + series
 BASE_ENV=$WORKDIR/base.env     # records which repo and commit are the base
 SERIES=${SERIES:-$ROOT/series}
 PATCHDIR=${PATCHDIR:-$ROOT/patches}
+# Signs the Debian archive for the private apt setups (base, sparse, icount)
+# shellcheck disable=SC2034 # used by those scripts
+KEYRING=${DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
 export CCACHE_DIR=${CCACHE_DIR:-$WORKDIR/ccache}
 PROG=$(basename "$0")
 
@@ -106,15 +109,17 @@ debian_mirror() {
 	echo "$m"
 }
 
-# A private apt configuration in directory $1 for the one sources.list
-# line $2: sets the array apt_opts for apt-get and apt-cache. Lists, cache
+# A private apt configuration in directory $1 for the sources.list lines
+# $2...: sets the array apt_opts for apt-get and apt-cache. Lists, cache
 # and sources live under $1; the machine's apt setup is never touched.
 private_apt() {
-	mkdir -p "$1/lists/partial" "$1/cache/archives/partial"
-	printf '%s\n' "$2" >"$1/sources.list"
+	local dir=$1
+	shift
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+	printf '%s\n' "$@" >"$dir/sources.list"
 	# shellcheck disable=SC2034 # for the caller
-	apt_opts=(-q -o "Dir::Etc::sourcelist=$1/sources.list" -o Dir::Etc::sourceparts=/dev/null
-		-o "Dir::State::Lists=$1/lists" -o "Dir::Cache=$1/cache"
+	apt_opts=(-q -o "Dir::Etc::sourcelist=$dir/sources.list" -o Dir::Etc::sourceparts=/dev/null
+		-o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache"
 		-o Dir::Etc::preferencesparts=/dev/null -o APT::Sandbox::User=root)
 }
 

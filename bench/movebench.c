@@ -9,6 +9,11 @@
  *   window       how long a thread touching a 2MB THP is blocked while the
  *                folio migrates: per folio the longest access, then the
  *                median, p99 and max over the folios
+ *   kernel_window  the same migrations seen inside the kernel: per folio the
+ *                time from its first set_migration_pte/pmd trace event to
+ *                its last remove_migration_pte/pmd one (tracefs, a trace
+ *                clock of microsecond resolution), with no other thread in
+ *                the mm ("thp-idle") and with the writer above ("thp-writer")
  *   memcpy       single-thread memcpy node 0 -> node 1 of 2MB chunks and of
  *                SIZE bytes: the limit every move is compared with
  * move_pages and uffd_move run with a second thread of the mm busy on
@@ -31,13 +36,23 @@
  *                  own THP/mTHP size (not for 4KB pages or hugetlb)
  *   pgmigrate_success, pgmigrate_fail, thp_migration_success,
  *   thp_migration_split                                /proc/vmstat
+ *   pgmigrate_precopy, pgmigrate_precopy_redo          /proc/vmstat, where the
+ *                  kernel has migration precopy (folios copied before the
+ *                  unmap; copied again inside the window, written meanwhile)
  * A counter this kernel lacks is left out (never 0), and the "counts" info
  * line at the start lists what is missing. Normalizing is the report's job.
+ * The kernel_window figures carry counts per folio (one move_pages() each).
  *
- * Needs root (sysfs THP knobs, /proc/kpageflags) and two NUMA nodes.
+ * Where the kernel has /proc/sys/vm/migrate_precopy, the window figures run
+ * with it at 0 and then once more at 1, tagged "TAG+precopy"; the knob is
+ * put back as it was at exit.
+ *
+ * Needs root (sysfs THP knobs, /proc/kpageflags, tracefs, which it mounts on
+ * /sys/kernel/tracing when nothing is there) and two NUMA nodes.
  *
  *   movebench [-s SIZE_MB] [-r RUNS] [-g RUNS_1G] [-t TAG] [-o BENCHES] [-q]
  *   -o   only these, comma-separated: memcpy,move_pages,uffd_move,window
+ *        (window: both window figures)
  *   -q   quick: small sizes, two runs; for a smoke test of the tool
  */
 #define _GNU_SOURCE
@@ -55,6 +70,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -231,6 +247,7 @@ enum {
 	C_TLB_IPI, C_TLB_FLUSH, C_TLB_RECEIVED,
 	C_SPLIT_PAGE, C_SPLIT_PMD, C_SPLIT_PTE, C_MTHP_SPLIT, C_MTHP_SPLIT_FAILED,
 	C_MIGRATE_OK, C_MIGRATE_FAIL, C_THP_MIGRATE_OK, C_THP_MIGRATE_SPLIT,
+	C_PRECOPY, C_PRECOPY_REDO,
 	NR_COUNTERS
 };
 
@@ -239,7 +256,8 @@ static const char *const counter_name[NR_COUNTERS] = {
 	"tlb_ipi", "nr_tlb_remote_flush", "nr_tlb_remote_flush_received",
 	"thp_split_page", "thp_split_pmd", "thp_split_pte", "mthp_split",
 	"mthp_split_failed", "pgmigrate_success", "pgmigrate_fail",
-	"thp_migration_success", "thp_migration_split",
+	"thp_migration_success", "thp_migration_split", "pgmigrate_precopy",
+	"pgmigrate_precopy_redo",
 };
 
 static bool tlb_from_interrupts;	/* else from vmstat, if there */
@@ -471,8 +489,13 @@ static bool knob_set(struct knob *k, const char *val)
 	return knob_write(k->path, val);
 }
 
+static void precopy_restore(void);
+static void tr_restore(void);
+
 static void knobs_restore(void)
 {
+	precopy_restore();
+	tr_restore();
 	if (knob_pmd.saved)
 		knob_write(knob_pmd.path, knob_pmd.old);
 	if (knob_64k.saved)
@@ -860,6 +883,395 @@ out:
 	free(v);
 }
 
+/* ---- trace events: each folio's migration window seen inside the kernel ---- */
+
+#define TRACEFS		"/sys/kernel/tracing"
+
+/*
+ * A folio's migration entries: set when it is unmapped, removed when it is
+ * mapped again (PTE-mapped: one event per page; PMD-mapped: one per folio).
+ */
+static const char *const trace_event[] = {
+	"migrate/set_migration_pte", "thp/set_migration_pmd",
+	"migrate/remove_migration_pte", "thp/remove_migration_pmd",
+};
+#define NR_TRACE_EVENTS	4
+#define NR_SET_EVENTS	2	/* trace_event[0..2) set, the others remove */
+
+/*
+ * Clocks tried in this order, the first one whose steps are fine enough is
+ * used: clocks that agree across CPUs first (the mover may change CPU inside
+ * move_pages()). A clock counting jiffies, or one resting on a clocksource
+ * that does, steps by milliseconds.
+ */
+static const char *const trace_clock_pref[] = { "mono", "global", "boot", "local", "perf" };
+#define TRACE_STEP_MAX_US	50	/* a jiffy is 1000 us or more */
+#define TRACE_PROBES		200
+
+static struct {
+	char dir[64], clock[16], tried[200], why_buf[320];
+	const char *why;		/* no trace, and why; NULL when usable */
+	double step_us;			/* smallest step seen between probe markers */
+	char old_clock[16], old_on[16];
+	long old_kb;
+	bool saved;
+} tr = { .why = "not set up" };
+
+static bool tr_write(const char *file, const char *val)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/%s", tr.dir, file);
+	return knob_write(path, val);
+}
+
+/* The whole of tracefs file file, malloc'ed and NUL-terminated, or NULL. */
+static char *tr_read(const char *file)
+{
+	char path[160], *buf = NULL, *bigger;
+	size_t n = 0, cap = 0;
+	ssize_t r;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", tr.dir, file);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		if (cap - n < 65536) {
+			cap = cap ? cap * 2 : 1UL << 20;
+			bigger = realloc(buf, cap);
+			if (!bigger)
+				goto fail;
+			buf = bigger;
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			goto fail;
+		if (!r)
+			break;
+		n += r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	return buf;
+fail:
+	close(fd);
+	free(buf);
+	return NULL;
+}
+
+/*
+ * The time stamp of trace line line in microseconds (the text of "trace"
+ * gives a clock counting in ns as SECONDS.MICROSECONDS), and in *rest what
+ * follows it ("EVENT: FIELDS"); -1 when the line has none.
+ */
+static long long tr_stamp(const char *line, const char **rest)
+{
+	const char *q = line, *s, *d;
+
+	while ((q = strstr(q, ": "))) {
+		for (s = q; s > line && s[-1] >= '0' && s[-1] <= '9'; s--)
+			;
+		if (q - s == 6 && s - line >= 2 && s[-1] == '.' && s[-2] >= '0' && s[-2] <= '9') {
+			for (d = s - 1; d > line && d[-1] >= '0' && d[-1] <= '9'; d--)
+				;
+			*rest = q + 2;
+			return strtoll(d, NULL, 10) * 1000000LL + strtoll(s, NULL, 10);
+		}
+		q += 2;
+	}
+	return -1;
+}
+
+/* Events the ring buffer dropped since the last clear ("trace"'s header). */
+static long tr_lost(const char *buf)
+{
+	const char *h = strstr(buf, "# entries-in-buffer/entries-written:");
+	unsigned long in, written;
+
+	if (!h || sscanf(h, "# entries-in-buffer/entries-written: %lu/%lu", &in, &written) != 2)
+		return -1;
+	return written - in;
+}
+
+/*
+ * Clock clock's smallest step, in microseconds, between TRACE_PROBES markers
+ * written back to back: at most the clock's resolution as "trace" prints it
+ * (1 us). -1 when no two markers differed.
+ */
+static double tr_probe(const char *clock)
+{
+	long long t, prev = -1, step = -1;
+	char path[160], *buf, *line, *save;
+	const char *rest;
+	int fd, i;
+
+	if (!tr_write("trace_clock", clock) || !tr_write("trace", "") ||
+	    !tr_write("tracing_on", "1"))
+		return -1;
+	snprintf(path, sizeof(path), "%s/trace_marker", tr.dir);
+	fd = open(path, O_WRONLY);
+	for (i = 0; fd >= 0 && i < TRACE_PROBES; i++)
+		if (write(fd, "movebench-clock", 15) != 15)
+			break;
+	if (fd >= 0)
+		close(fd);
+	tr_write("tracing_on", "0");
+	buf = tr_read("trace");
+	for (line = buf ? strtok_r(buf, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == '#' || !strstr(line, "movebench-clock"))
+			continue;
+		t = tr_stamp(line, &rest);
+		if (t < 0)
+			continue;
+		if (prev >= 0 && t > prev && (step < 0 || t - prev < step))
+			step = t - prev;
+		prev = t;
+	}
+	free(buf);
+	tr_write("trace", "");
+	return step;
+}
+
+/* Put tracefs back as it was (at exit). */
+static void tr_restore(void)
+{
+	char val[24];
+	int i;
+
+	if (!tr.saved)
+		return;
+	for (i = 0; i < NR_TRACE_EVENTS; i++) {
+		char f[96];
+
+		snprintf(f, sizeof(f), "events/%s/enable", trace_event[i]);
+		tr_write(f, "0");
+	}
+	tr_write("trace", "");
+	if (tr.old_clock[0])
+		tr_write("trace_clock", tr.old_clock);
+	if (tr.old_kb > 0) {
+		snprintf(val, sizeof(val), "%ld", tr.old_kb);
+		tr_write("buffer_size_kb", val);
+	}
+	if (tr.old_on[0])
+		tr_write("tracing_on", tr.old_on);
+	tr.saved = false;
+}
+
+/*
+ * Find tracefs (mount it on /sys/kernel/tracing when nothing is there), check
+ * the four events, pick the trace clock; tr.why says why not when it fails.
+ * Prints a "trace" info line either way.
+ */
+static void tr_init(void)
+{
+	char buf[256], path[160], *a, *b;
+	const char *dirs[] = { TRACEFS, "/sys/kernel/debug/tracing" };
+	size_t k, used = 0;
+	FILE *f;
+	int i;
+
+	tr.why = NULL;
+	if (access(TRACEFS "/trace", F_OK))
+		mount("nodev", TRACEFS, "tracefs", 0, NULL);
+	tr.dir[0] = '\0';
+	for (k = 0; k < sizeof(dirs) / sizeof(dirs[0]) && !tr.dir[0]; k++) {
+		snprintf(path, sizeof(path), "%s/trace", dirs[k]);
+		if (!access(path, R_OK))
+			snprintf(tr.dir, sizeof(tr.dir), "%s", dirs[k]);
+	}
+	if (!tr.dir[0]) {
+		tr.why = "no tracefs at " TRACEFS " and none could be mounted there "
+			 "(a kernel without CONFIG_FTRACE?)";
+		goto out;
+	}
+	for (i = 0; i < NR_TRACE_EVENTS; i++) {
+		snprintf(path, sizeof(path), "%s/events/%s/enable", tr.dir, trace_event[i]);
+		if (access(path, W_OK)) {
+			snprintf(tr.why_buf, sizeof(tr.why_buf), "no trace event %s in %s/events",
+				 trace_event[i], tr.dir);
+			tr.why = tr.why_buf;
+			goto out;
+		}
+	}
+	/* What to put back at exit */
+	snprintf(path, sizeof(path), "%s/trace_clock", tr.dir);
+	f = fopen(path, "r");
+	if (!f || !fgets(buf, sizeof(buf), f)) {
+		if (f)
+			fclose(f);
+		tr.why = "cannot read trace_clock";
+		goto out;
+	}
+	fclose(f);
+	a = strchr(buf, '[');
+	b = a ? strchr(a, ']') : NULL;
+	if (a && b && b - a - 1 < (long)sizeof(tr.old_clock))
+		snprintf(tr.old_clock, sizeof(tr.old_clock), "%.*s", (int)(b - a - 1), a + 1);
+	snprintf(path, sizeof(path), "%s/tracing_on", tr.dir);
+	snprintf(tr.old_on, sizeof(tr.old_on), "%ld", read_long(path));
+	snprintf(path, sizeof(path), "%s/buffer_size_kb", tr.dir);
+	tr.old_kb = read_long(path);
+	tr.saved = true;
+	/* Two events per PMD-mapped folio; room for 512 each were it PTE-mapped */
+	if (tr.old_kb < 8192 && !tr_write("buffer_size_kb", "8192"))
+		tr.old_kb = -1;
+	/* The clock: the first of the preferred ones this kernel has that steps finely */
+	for (k = 0; k < sizeof(trace_clock_pref) / sizeof(trace_clock_pref[0]); k++) {
+		const char *c = trace_clock_pref[k];
+		size_t n = strlen(c);
+		char *at = buf;
+		double step;
+
+		/* listed as a word: "[local] global counter ..." */
+		while ((at = strstr(at, c)) && ((at > buf && at[-1] != ' ' && at[-1] != '[') ||
+						(at[n] && at[n] != ' ' && at[n] != ']' && at[n] != '\n')))
+			at += n;
+		if (!at)
+			continue;
+		step = tr_probe(c);
+		if (step < 0)
+			used += snprintf(tr.tried + used, sizeof(tr.tried) - used,
+					 "%s%s: no step seen", used ? "; " : "", c);
+		else
+			used += snprintf(tr.tried + used, sizeof(tr.tried) - used,
+					 "%s%s: %.0f us", used ? "; " : "", c, step);
+		if (used >= sizeof(tr.tried))
+			used = sizeof(tr.tried) - 1;
+		if (step > 0 && step <= TRACE_STEP_MAX_US) {
+			snprintf(tr.clock, sizeof(tr.clock), "%s", c);
+			tr.step_us = step;
+			break;
+		}
+	}
+	if (!tr.clock[0]) {
+		snprintf(tr.why_buf, sizeof(tr.why_buf),
+			 "no trace clock steps by %d us or less (smallest step between markers: %s)",
+			 TRACE_STEP_MAX_US, tr.tried[0] ? tr.tried : "no clock of ours listed");
+		tr.why = tr.why_buf;
+		goto out;
+	}
+	if (!tr_write("trace_clock", tr.clock)) {
+		tr.why = "cannot set trace_clock";
+		goto out;
+	}
+out:
+	printf("{\"tag\":\"%s\",\"info\":\"trace\",\"dir\":\"%s\",\"clock\":\"%s\","
+	       "\"clock_step_us\":%.3g,\"clocks_tried\":\"%s\",\"usable\":%s%s%s%s}\n",
+	       tag, tr.dir, tr.clock, tr.step_us, tr.tried, tr.why ? "false" : "true",
+	       tr.why ? ",\"why\":\"" : "", tr.why ? tr.why : "", tr.why ? "\"" : "");
+	fflush(stdout);
+}
+
+/* An empty buffer, the four events on, tracing on. */
+static bool tr_begin(void)
+{
+	int i;
+
+	if (tr.why || !tr_write("trace", ""))
+		return false;
+	for (i = 0; i < NR_TRACE_EVENTS; i++) {
+		char f[96];
+
+		snprintf(f, sizeof(f), "events/%s/enable", trace_event[i]);
+		if (!tr_write(f, "1"))
+			return false;
+	}
+	return tr_write("tracing_on", "1");
+}
+
+/* Tracing off, the events off; the trace's text (malloc'ed) or NULL. */
+static char *tr_end(void)
+{
+	int i;
+
+	tr_write("tracing_on", "0");
+	for (i = 0; i < NR_TRACE_EVENTS; i++) {
+		char f[96];
+
+		snprintf(f, sizeof(f), "events/%s/enable", trace_event[i]);
+		tr_write(f, "0");
+	}
+	return tr_read("trace");
+}
+
+/*
+ * Per folio of the n PMD_SZ folios from address start, the time in us from
+ * its first set_migration_* event to its last remove_migration_* one, into
+ * win[]; ev[] counts the events of the range by kind (trace_event order).
+ * Every folio must have both, the remove last, and no event may have been
+ * lost: else an error line and false. buf is the trace's text (cut up).
+ */
+static bool tr_windows(char *buf, unsigned long start, unsigned long n, double *win, long *ev)
+{
+	long long *first = malloc(n * sizeof(*first)), *last = malloc(n * sizeof(*last));
+	char *line, *save;
+	unsigned long i;
+	bool ok = false;
+	long lost = tr_lost(buf);
+
+	if (!first || !last)
+		goto out;
+	if (lost) {
+		error("kernel_window: the trace lost %ld events (buffer_size_kb too small?)", lost);
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		first[i] = last[i] = -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *rest, *addr;
+		long long t;
+		unsigned long a;
+		int e;
+
+		if (line[0] == '#')
+			continue;
+		t = tr_stamp(line, &rest);
+		if (t < 0)
+			continue;
+		for (e = 0; e < NR_TRACE_EVENTS; e++) {
+			const char *name = strchr(trace_event[e], '/') + 1;
+			size_t len = strlen(name);
+
+			if (!strncmp(rest, name, len) && rest[len] == ':')
+				break;
+		}
+		addr = e < NR_TRACE_EVENTS ? strstr(rest, "addr=") : NULL;
+		if (!addr)
+			continue;
+		a = strtoul(addr + 5, NULL, 16);
+		if (a < start || a >= start + n * PMD_SZ)
+			continue;
+		ev[e]++;
+		i = (a - start) / PMD_SZ;
+		if (e < NR_SET_EVENTS && (first[i] < 0 || t < first[i]))
+			first[i] = t;
+		if (e >= NR_SET_EVENTS && t > last[i])
+			last[i] = t;
+	}
+	for (i = 0; i < n; i++) {
+		if (first[i] < 0 || last[i] < 0 || last[i] < first[i]) {
+			error("kernel_window: folio %lu (of %lu) has %s in the trace", i, n,
+			      first[i] < 0 && last[i] < 0 ? "no migration event" :
+			      first[i] < 0 ? "no set_migration event" :
+			      last[i] < 0 ? "no remove_migration event" :
+			      "its last removal before its first set");
+			goto out;
+		}
+		win[i] = last[i] - first[i];
+	}
+	ok = true;
+out:
+	free(first);
+	free(last);
+	return ok;
+}
+
 /* ---- the window: how long a 2MB THP is out of reach while it migrates ---- */
 
 static char *volatile win_target;
@@ -894,64 +1306,187 @@ static void *accessor(void *arg)
 	return NULL;
 }
 
-static void bench_window(void)
+/*
+ * 2MB THP moved node 0 -> 1 one folio per move_pages() call, traced: with
+ * writer, a thread writes each folio while it moves, and the longest write
+ * per folio is the "window" figure; the trace gives each folio's window in
+ * the kernel ("kernel_window", kind thp-writer, or thp-idle without the
+ * writer), with the counters of every folio's move.
+ */
+static void bench_window(bool writer)
 {
 	struct kind thp = { "thp", PMD_SZ, 0 };
-	unsigned long n = size / PMD_SZ, i, moved = 0;
-	double *lat;
+	unsigned long n = size / PMD_SZ, i, moved = 0, start;
+	const char *kkind = writer ? "thp-writer" : "thp-idle";
+	unsigned int seed = writer ? 7 : 8;
+	long ev[NR_TRACE_EVENTS] = { 0 }, whole;
+	struct tally *tc = tally_new(PMD_SZ, false);
+	double *lat, *klat = NULL, *sorted = NULL;
+	char *trace = NULL, *counts = NULL, *extra = NULL;
+	bool traced;
 	pthread_t th;
-	char extra[160];
 	char *p;
 
 	if (n > 256)
 		n = 256;
-	p = map_kind(&thp, n * PMD_SZ, 7);
+	p = map_kind(&thp, n * PMD_SZ, seed);
 	if (!p || count_large(p, n * PMD_SZ, PMD_SZ) != (long)n) {
-		skip("window", "thp", "no 2MB THP for the buffer");
+		if (writer)
+			skip("window", "thp", "no 2MB THP for the buffer");
+		skip("kernel_window", kkind, "no 2MB THP for the buffer");
 		if (p)
 			munmap(p, n * PMD_SZ);
+		free(tc);
 		return;
 	}
+	start = (unsigned long)p;
 	win_worst = calloc(n + 1, sizeof(double));
 	lat = calloc(n, sizeof(double));
-	win_stop = 0;
-	win_seq = 0;
-	win_seen = 0;
-	win_target = NULL;
-	pthread_create(&th, NULL, accessor, NULL);
+	if (writer) {
+		win_stop = 0;
+		win_seq = 0;
+		win_seen = 0;
+		win_target = NULL;
+		pthread_create(&th, NULL, accessor, NULL);
+	}
+	traced = tr_begin();
 	for (i = 0; i < n; i++) {
 		void *pg = p + i * PMD_SZ;
 		int node = 1, st = -1;
+		long ret;
 
-		win_seq = i;
-		win_target = pg;
-		while (win_seen <= i)	/* the accessor is on this folio */
-			;
-		if (syscall(SYS_move_pages, 0, 1, &pg, &node, &st, MPOL_MF_MOVE) || st != 1) {
+		if (writer) {
+			win_seq = i;
+			win_target = pg;
+			while (win_seen <= i)	/* the accessor is on this folio */
+				;
+		}
+		tally_begin(tc);
+		ret = syscall(SYS_move_pages, 0, 1, &pg, &node, &st, MPOL_MF_MOVE);
+		tally_end(tc, i, PMD_SZ);
+		if (ret || st != 1) {
 			error("window: folio %lu not moved (status %d)", i, st);
 			break;
 		}
-		win_seen = 0;
-		while (win_seen <= i)	/* and came back after the move */
-			;
-		lat[moved++] = win_worst[i];
+		if (writer) {
+			win_seen = 0;
+			while (win_seen <= i)	/* and came back after the move */
+				;
+			lat[moved] = win_worst[i];
+		}
+		moved++;
 	}
-	win_stop = 1;
-	pthread_join(th, NULL);
-	check("window", p, n * PMD_SZ, 7);
+	if (traced)
+		trace = tr_end();
+	if (writer) {
+		win_stop = 1;
+		pthread_join(th, NULL);
+		win_target = NULL;
+	}
+	check("window", p, n * PMD_SZ, seed);
+	whole = count_large(p, n * PMD_SZ, PMD_SZ);
 	munmap(p, n * PMD_SZ);
-	if (moved) {
+	if (writer && moved) {
+		char wextra[200];
+
 		qsort(lat, moved, sizeof(double), cmp_double);
-		snprintf(extra, sizeof(extra),
-			 "\"median_us\":%.3f,\"p99_us\":%.3f,\"max_us\":%.3f,\"folios\":%lu",
-			 lat[moved / 2] * 1e6, lat[(moved * 99) / 100] * 1e6,
-			 lat[moved - 1] * 1e6, moved);
+		snprintf(wextra, sizeof(wextra),
+			 "\"median_us\":%.3f,\"p99_us\":%.3f,\"max_us\":%.3f,\"folios\":%lu,"
+			 "\"traced\":%s", lat[moved / 2] * 1e6, lat[(moved * 99) / 100] * 1e6,
+			 lat[moved - 1] * 1e6, moved, traced ? "true" : "false");
 		for (i = 0; i < moved; i++)
 			lat[i] *= 1e6;
-		emit("window", "thp", "0->1", "us", lat, moved, extra);
+		emit("window", "thp", "0->1", "us", lat, moved, wextra);
 	}
+	if (!traced) {
+		skip("kernel_window", kkind, tr.why ? tr.why : "cannot start tracing");
+		goto out;
+	}
+	if (moved != n)
+		goto out;
+	if (!trace) {
+		error("kernel_window: cannot read %s/trace", tr.dir);
+		goto out;
+	}
+	klat = calloc(n, sizeof(double));
+	sorted = calloc(n, sizeof(double));
+	if (!klat || !sorted || !tr_windows(trace, start, n, klat, ev))
+		goto out;
+	/* values in folio order, as the counts; the summary from a sorted copy */
+	memcpy(sorted, klat, n * sizeof(double));
+	qsort(sorted, n, sizeof(double), cmp_double);
+	counts = tally_json(tc);
+	if (asprintf(&extra, "\"median_us\":%.3f,\"p99_us\":%.3f,\"max_us\":%.3f,"
+		     "\"folios\":%lu,\"buffer_folios\":%lu,\"folio_bytes\":%lu,"
+		     "\"writer_threads\":%d,\"whole_after\":%.3f,\"trace_clock\":\"%s\","
+		     "\"clock_step_us\":%.3g,\"set_migration_pte\":%ld,\"set_migration_pmd\":%ld,"
+		     "\"remove_migration_pte\":%ld,\"remove_migration_pmd\":%ld%s%s",
+		     sorted[n / 2], sorted[(n * 99) / 100], sorted[n - 1], n, n, PMD_SZ,
+		     writer ? 1 : 0, whole_share(whole, n), tr.clock, tr.step_us,
+		     ev[0], ev[1], ev[2], ev[3], counts && *counts ? "," : "",
+		     counts ? counts : "") < 0)
+		extra = NULL;
+	emit("kernel_window", kkind, "0->1", "us", klat, n, extra);
+out:
+	free(extra);
+	free(counts);
+	free(trace);
+	free(klat);
+	free(sorted);
 	free(lat);
 	free(win_worst);
+	free(tc);
+}
+
+/* ---- migration precopy (an RFC): /proc/sys/vm/migrate_precopy ---- */
+
+#define PRECOPY_KNOB	"/proc/sys/vm/migrate_precopy"
+static long precopy_old = -1;	/* -1: the kernel has no such knob */
+
+/* Read the knob and turn it off for the main runs; an info line either way. */
+static void precopy_init(void)
+{
+	precopy_old = read_long(PRECOPY_KNOB);
+	if (precopy_old > 0 && !knob_write(PRECOPY_KNOB, "0"))
+		error("cannot set " PRECOPY_KNOB " to 0");
+	printf("{\"tag\":\"%s\",\"info\":\"precopy\",\"knob\":\"" PRECOPY_KNOB "\","
+	       "\"present\":%s}\n", tag, precopy_old >= 0 ? "true" : "false");
+	fflush(stdout);
+}
+
+static void precopy_restore(void)
+{
+	char val[24];
+
+	if (precopy_old < 0)
+		return;
+	snprintf(val, sizeof(val), "%ld", precopy_old);
+	knob_write(PRECOPY_KNOB, val);
+}
+
+/* The window figures, and again with precopy on (tag TAG+precopy) if there. */
+static void bench_windows(void)
+{
+	const char *keep = tag;
+	char *ptag;
+
+	bench_window(false);
+	bench_window(true);
+	if (precopy_old < 0)
+		return;
+	if (!knob_write(PRECOPY_KNOB, "1") || read_long(PRECOPY_KNOB) != 1) {
+		error("cannot set " PRECOPY_KNOB " to 1");
+		return;
+	}
+	if (asprintf(&ptag, "%s+precopy", keep) >= 0) {
+		tag = ptag;
+		bench_window(false);
+		bench_window(true);
+		tag = keep;
+		free(ptag);
+	}
+	if (!knob_write(PRECOPY_KNOB, "0"))
+		error("cannot set " PRECOPY_KNOB " back to 0");
 }
 
 /* ---- the limit: memcpy node 0 -> node 1 ---- */
@@ -1047,6 +1582,7 @@ int main(int argc, char **argv)
 	printf("{\"tag\":\"%s\",\"info\":\"movebench\",\"bytes\":%lu,\"runs\":%d,\"runs_1g\":%d,"
 	       "\"cpus\":%ld}\n", tag, size, runs, runs_1g, sysconf(_SC_NPROCESSORS_ONLN));
 	counters_info();
+	precopy_init();
 
 	if (wanted("memcpy"))
 		bench_memcpy();
@@ -1068,8 +1604,10 @@ int main(int argc, char **argv)
 		bench_uffd_move(&k4);
 		bench_uffd_move(&mthp);
 	}
-	if (wanted("window"))
-		bench_window();
+	if (wanted("window")) {
+		tr_init();
+		bench_windows();
+	}
 	knobs_restore();
 	return errors ? 1 : 0;
 }

@@ -13,7 +13,12 @@
                            movebench's counts whole numbers, none
                            negative, one per run, and no split of a
                            figure's own folio size where it says every
-                           folio stayed whole
+                           folio stayed whole; every in-kernel window
+                           figure counts every folio of its buffer, and
+                           a base guest's median in-kernel window is not
+                           below that guest's copy of one 2MB folio (its
+                           memcpy 2MB row); files without such figures
+                           (older runs) skip that check, with a note
   report.py --check-guest FILE...  the same, and movebench's main figures
                            are all there
   report.py --newest PATH...  the finished run (report.md and meta.json)
@@ -21,14 +26,18 @@
                            and the directories right under them
   report.py --counts FILE...  the counts table alone, one boot per file
                            (what scripts/bench --smoke prints)
+  report.py --windows FILE...  the in-kernel window table alone, one boot
+                           per file (scripts/bench --smoke prints it too)
 
 Guest figures are never pooled across boots (the boots of one kernel can
 differ more than its runs do): every table gives each boot's median over
 its runs, and a ratio or a count is taken of the median of those boot
 medians; a ratio says when the two kernels' ranges of boot medians overlap.
 A guest figure is compared with a memcpy only of as many bytes in the same
-direction; the window table prints a p99 only from at least 100 folios of a
-boot. Every table is tagged with where it ran: kvm, tcg (emulated: only
+direction; the window tables print a p99 only from at least 100 folios of a
+boot. The in-kernel window table (from movebench's trace events) is left
+out for runs that have none, with a note on stderr; report.md stays as it
+was for them. Every table is tagged with where it ran: kvm, tcg (emulated: only
 ratios mean anything) or native (host).
 """
 import json
@@ -40,12 +49,25 @@ from pathlib import Path
 
 MAIN = [("memcpy", "2MB"), ("memcpy", "whole"), ("move_pages", "thp"),
         ("move_pages", "mthp64k"), ("move_pages", "hugetlb2m"),
-        ("uffd_move", "4k"), ("uffd_move", "mthp64k"), ("window", "thp")]
+        ("uffd_move", "4k"), ("uffd_move", "mthp64k"), ("window", "thp"),
+        ("kernel_window", "thp-idle"), ("kernel_window", "thp-writer")]
 
 
 # Rows of the GiB/s and counts tables, in order: (bench, kinds, directions)
 FIGURES = (("move_pages", ("thp", "mthp64k", "hugetlb2m", "hugetlb1g"), ("0->1", "1->0")),
            ("uffd_move", ("4k", "mthp64k"), ("same node",)))
+# movebench's in-kernel window figures (trace events), 2MB THP moved
+# node 0 -> 1 one folio per call: no other thread in the mm, or a writer
+WINDOW_KINDS = (("thp-idle", "idle"), ("thp-writer", "+ writer"))
+# The kernels of a run, in table order: movebench's tags. With the knob
+# /proc/sys/vm/migrate_precopy the patched guest runs the window figures
+# again with it at 1, tagged patched+precopy.
+KERNELS = ("base", "patched", "patched+precopy")
+SHORT = {"base": "b", "patched": "p", "patched+precopy": "p+pc"}
+# vmstat counters of migration precopy, where the kernel has them:
+# (counter, column) in the counts table
+PRECOPY_KEYS = (("pgmigrate_precopy", "precopied/run"),
+                ("pgmigrate_precopy_redo", "redone/run"))
 # movebench's split counters (vmstat); with the run's own mTHP size's
 # stats/split they make a run's splits. For the PMD size (movebench's THP,
 # 2 MB on x86) that stat counts the same splits as thp_split_page.
@@ -136,9 +158,27 @@ def check(paths, need_main):
             if "counts" in d:
                 bad += [f"{p}: {d['bench']} {d['kind']} {d.get('dir', '')}: {b}"
                         for b in check_counts(d)]
-            elif counted and d["bench"] in ("move_pages", "uffd_move"):
+            elif counted and d["bench"] in ("move_pages", "uffd_move", "kernel_window"):
                 bad.append(f"{p}: {d['bench']} {d['kind']} {d.get('dir', '')}: no counts "
                            "(the file's movebench counts them)")
+            if d["bench"] == "kernel_window" and \
+                    not d.get("folios") == d.get("buffer_folios") == len(d.get("values") or []):
+                bad.append(f"{p}: kernel_window {d['kind']} {d['tag']}: not every folio of the "
+                           f"buffer counted: folios {d.get('folios')}, buffer "
+                           f"{d.get('buffer_folios')}, values {len(d.get('values') or [])}")
+        # The in-kernel window against the same guest's copy of one 2MB folio
+        recs = [dict(g, _boot=str(p)) for g in recs]
+        if any(d.get("bench") == "kernel_window" and "skip" not in d for d in recs):
+            floor, notes = window_floor(recs)
+            bad += floor
+            for n in notes:
+                print(f"report: note: {n}")
+        elif any(d.get("info") == "movebench" for d in recs):
+            why = next((d["skip"] for d in recs if d.get("bench") == "kernel_window"
+                        and "skip" in d), None)
+            print(f"report: note: {p}: no in-kernel window figures ("
+                  + (f"skipped: {why}" if why else "a movebench before the trace events")
+                  + "): their check skipped")
     if need_main:
         for b, k in MAIN:
             if (b, k) not in seen:
@@ -197,11 +237,12 @@ def counts_section(records, accel):
     then the median of the boot medians."""
     per = {}   # (bench, kind, dir, tag) -> boot -> metric -> [per-run values]
     idle = set()   # keys of figures run without a busy thread in the mm
+    precopy = False   # a kernel counts migration precopy
     for d in records:
         c = d.get("counts")
         if "bench" not in d or "skip" in d or not isinstance(c, dict):
             continue
-        if not d.get("busy_threads"):
+        if not d.get("busy_threads") and d["bench"] != "kernel_window":
             idle.add((d["bench"], d["kind"], d.get("dir"), d["tag"]))
         moved = c.get("moved_bytes", [])
         m = per.setdefault((d["bench"], d["kind"], d.get("dir"), d["tag"]), {}) \
@@ -214,12 +255,23 @@ def counts_section(records, accel):
                 m["splits"].append(sp)
             if "pgmigrate_success" in c:
                 m["mig"].append(c["pgmigrate_success"][i])
+            for k, _ in PRECOPY_KEYS:
+                if k in c:
+                    m.setdefault(k, []).append(c[k][i])
+                    precopy = True
     if not per:
         return []
+    kernels = [t for t in KERNELS if t != "patched+precopy" or any(k[3] == t for k in per)]
+    metrics = [("ipi", "TLB IPIs/MB"), ("splits", "splits/run"), ("mig", "migrated/run")]
+    if precopy:
+        metrics += [(k, col) for k, col in PRECOPY_KEYS]
+    windows = any(k[0] == "kernel_window" for k in per)
 
     def cell(key, metric):
+        if key[3] == "patched+precopy" and key[0] != "kernel_window":
+            return "-"
         boots = [statistics.median(v[metric]) for _, v in sorted(per.get(key, {}).items())
-                 if v[metric]]
+                 if v.get(metric)]
         if not boots:
             return "n/a"
         mid, lo, hi = statistics.median(boots), min(boots), max(boots)
@@ -231,7 +283,7 @@ def counts_section(records, accel):
         if d.get("info") == "counts":
             infos.setdefault(d["tag"], (d.get("tlb_source", "?"), tuple(d.get("missing", []))))
     sources = sorted({v[0] for v in infos.values()})
-    md = [f"## Exact counts per run, base vs patched [{accel}: counts are exact]", ""]
+    md = [f"## Exact counts per run, {' vs '.join(kernels)} [{accel}: counts are exact]", ""]
     md.append("- Kernel event counters read in the guest right before and right after "
               "each timed run; their deltas are exact under any accelerator, unlike the "
               "times below. TLB IPIs/MB: TLB-flush IPIs ("
@@ -239,15 +291,29 @@ def counts_section(records, accel):
               "splits/run: " + " + ".join(SPLIT_KEYS[:2]) + " (+ thp_split_pte where the "
               "kernel has it) + hugepages-64kB/stats/split in 64 KB mTHP runs (in 2 MB THP "
               "runs that stat counts the same splits as thp_split_page, so only once). migrated/run: pgmigrate_success (base pages).")
-    md.append(("- Every row" if not idle else "- Every row not marked *")
+    every = "- Every move_pages() and UFFDIO_MOVE row" if windows else "- Every row"
+    md.append((every if not idle else every + " not marked *")
               + " ran with one thread of the mm busy on another vCPU than the mover "
               "(both pinned), so that a TLB flush of the moved range is an IPI and shows "
               "here; without it the mm is live on the mover's CPU alone, its flushes are "
               "local and the count is 0 whatever the kernel does."
               + (" *: run without that thread (an older movebench): its TLB count says "
                  "nothing." if idle else ""))
-    md.append("- (b, p): base, patched. Each: the median over boots of every boot's median "
-              "over its runs, (low–high) the boot medians where they differ; n/a: no counts.")
+    if windows:
+        md.append("- window rows: 2 MB THP moved node 0 -> 1 by one move_pages() call per "
+                  "folio, so a run is one folio; idle: no other thread in the mm (its "
+                  "flushes stay local); + writer: a thread of the mm writing the folio on "
+                  "vCPU 1. The same runs as the in-kernel window table.")
+    if precopy:
+        md.append("- precopied/run: pgmigrate_precopy (folios copied before their unmap); "
+                  "redone/run: pgmigrate_precopy_redo (copied again inside the window, "
+                  "written meanwhile).")
+    md.append(f"- ({', '.join(SHORT[t] for t in kernels)}): "
+              + ", ".join(kernels) + ". Each: the median over boots of every boot's median "
+              "over its runs, (low–high) the boot medians where they differ; n/a: no counts."
+              + (" p+pc: the patched kernel with vm.migrate_precopy=1, in the same boots "
+                 "after their other runs; window rows only (-: not run so)."
+                 if "patched+precopy" in kernels else ""))
     missing = {t: v[1] for t, v in infos.items() if v[1]}
     if missing:
         if len(set(missing.values())) == 1 and len(missing) == len(infos):
@@ -257,17 +323,22 @@ def counts_section(records, accel):
             md.append("- Not on the kernel, so left out: " + "; ".join(
                 f"{t}: {', '.join(v)}" for t, v in sorted(missing.items())) + ".")
     md.append("")
-    md.append("| figure | TLB IPIs/MB (b, p) | splits/run (b, p) | migrated/run (b, p) |")
-    md.append("|---|---|---|---|")
+    short = ", ".join(SHORT[t] for t in kernels)
+    md.append("| figure | " + " | ".join(f"{col} ({short})" for _, col in metrics) + " |")
+    md.append("|---" * (len(metrics) + 1) + "|")
     tags = sorted({k[3] for k in per})
-    for b, kinds, dirs in FIGURES:
+    rows = list(FIGURES) + [("kernel_window", tuple(k for k, _ in WINDOW_KINDS), ("0->1",))]
+    for b, kinds, dirs in rows:
         for k in kinds:
             for dr in dirs:
                 if not any((b, k, dr, t) in per for t in tags):
                     continue
-                name = f"move_pages {k} {dr}" if b == "move_pages" else f"UFFDIO_MOVE {k}"
-                cells = [", ".join(cell((b, k, dr, t), metric) for t in ("base", "patched"))
-                         for metric in ("ipi", "splits", "mig")]
+                if b == "kernel_window":
+                    name = f"window 2MB THP {dict(WINDOW_KINDS)[k]} (per folio)"
+                else:
+                    name = f"move_pages {k} {dr}" if b == "move_pages" else f"UFFDIO_MOVE {k}"
+                cells = [", ".join(cell((b, k, dr, t), metric) for t in kernels)
+                         for metric, _ in metrics]
                 md.append(f"| {name} | " + " | ".join(cells) + " |")
     md.append("")
     return md
@@ -343,6 +414,118 @@ def p99(v):
 
 # The window table prints a p99 only from this many folios of one boot
 P99_MIN = 100
+
+
+def us(x):
+    """A time in µs, short."""
+    return f"{x:.0f}" if x >= 10 else f"{x:.3g}"
+
+
+def copy_2mb_us(records):
+    """(boot, tag) -> µs to copy 2 MB at that boot's median of its memcpy in
+    2MB chunks node 0 -> 1 (the guest's own copy of one 2MB folio's bytes)."""
+    out = {}
+    for d in records:
+        if d.get("bench") == "memcpy" and d.get("kind") == "2MB" and "skip" not in d \
+                and d.get("values"):
+            gibs = statistics.median(d["values"])
+            if gibs > 0:
+                out[(d.get("_boot", ""), d["tag"])] = 2 / 1024 / gibs * 1e6
+    return out
+
+
+def own_kernel(tag):
+    """The kernel a tag ran on: patched+precopy is the patched guest."""
+    return tag.split("+")[0]
+
+
+def window_floor(records):
+    """Each base boot's median in-kernel window (idle, + writer) against the
+    same guest's copy of one 2MB folio (its memcpy 2MB row): a window that
+    does not hold the copy of its folio measures something else. Returns
+    (problems, notes), as strings."""
+    copy = copy_2mb_us(records)
+    bad, notes = [], []
+    for d in records:
+        if d.get("bench") != "kernel_window" or "skip" in d or d.get("tag") != "base" \
+                or not d.get("values"):
+            continue
+        boot = d.get("_boot", "")
+        med = statistics.median(d["values"])
+        c = copy.get((boot, "base"))
+        if c is None:
+            notes.append(f"{boot}: base {d['kind']}: no memcpy 2MB row in that guest, "
+                         "so its window is not compared with a copy")
+        elif med < c:
+            bad.append(f"{boot}: in-kernel window of base {d['kind']}: median {us(med)} µs, "
+                       f"below that guest's copy of one 2MB folio ({us(c)} µs, 2 MB at its "
+                       "memcpy 2MB median): the trace does not span the copy")
+    return bad, notes
+
+
+def kernel_window_section(records, accel):
+    """The in-kernel window table (Markdown lines), [] when no record has
+    one. records carry "_boot" (their file, one per boot)."""
+    rows = [d for d in records if d.get("bench") == "kernel_window" and "skip" not in d]
+    if not rows:
+        return []
+    B = by_boot(records)
+    copy = copy_2mb_us(records)
+    tags = {d["tag"] for d in rows}
+    kernels = [t for t in KERNELS if t in tags] + sorted(tags - set(KERNELS))
+    clocks = sorted({(d.get("trace_clock", "?"), d.get("clock_step_us")) for d in rows},
+                    key=str)
+    per_folio = sorted({(k, d[k] / max(d.get("folios") or 1, 1)) for d in rows
+                        for k in ("set_migration_pmd", "remove_migration_pmd",
+                                  "set_migration_pte", "remove_migration_pte") if d.get(k)})
+    md = [f"## In-kernel window per folio, 2MB THP, µs [{accel}]", ""]
+    md.append("- Per folio, from the guest's trace events: the time from its first "
+              "set_migration_pte/pmd event to its last remove_migration_pte/pmd one "
+              "while move_pages() moves it node 0 -> 1, one folio per call: how long the "
+              "folio is out of reach in the kernel. Trace clock "
+              + "; ".join(f"`{c}` (smallest step seen between two markers: "
+                          f"{'?' if st is None else us(st)} µs)" for c, st in clocks)
+              + ". Events per folio: "
+              + (", ".join(f"{k} {num(v)}" for k, v in per_folio) or "none") + ".")
+    md.append("- idle: no other thread in the mm; + writer: a thread writing the folio "
+              "meanwhile (the runs of the writer's view below). Per boot, in boot order: "
+              "the median over its folios, the p99 (only from a boot of at least "
+              f"{P99_MIN} folios; n<{P99_MIN}: too few, see max), the max; folios: those "
+              "counted (movebench reports an error when a folio of the buffer lacks either "
+              "event).")
+    md.append("- one 2MB memcpy: 2 MB at that boot's median of the guest's memcpy in 2MB "
+              "chunks, node 0 -> 1 (user space, the memcpy 2MB row measured in the same "
+              "guest; patched+precopy: its patched boot's). The report and `report.py "
+              "--check` fail when a base boot's median in-kernel window is below it: the "
+              "window holds the copy of the folio.")
+    if "patched+precopy" in kernels:
+        md.append("- patched+precopy: the patched boots again with vm.migrate_precopy=1 "
+                  "(after their other runs). Its folios are copied before the migration "
+                  "entries are set, write-protected and under the folio lock, so this "
+                  "window leaves the pre-copy out; a write meanwhile waits on the folio "
+                  "lock in its write-protect fault, outside the window: the writer's view "
+                  "below shows that wait, and pgmigrate_precopy_redo (counts) stays 0 "
+                  "when writers wait rather than write.")
+    if accel == "tcg":
+        md.append("- Emulated (TCG): guest time, not hardware time.")
+    md.append("")
+    md.append("| kernel | 2MB THP | folios per boot | median | p99 | max | one 2MB memcpy |")
+    md.append("|---|---|---|---|---|---|---|")
+    for tag in kernels:
+        for kind, label in WINDOW_KINDS:
+            recs = B.get(("kernel_window", kind, "0->1", tag))
+            if not recs:
+                continue
+            vals = [r.get("values") or [] for r in recs]
+            cp = [copy.get((r.get("_boot", ""), own_kernel(tag))) for r in recs]
+            md.append(f"| {tag} | {label} | {' / '.join(str(len(v)) for v in vals)} | "
+                      + " / ".join(us(statistics.median(v)) for v in vals) + " | "
+                      + " / ".join(us(p99(v)) if len(v) >= P99_MIN else f"n<{P99_MIN}"
+                                   for v in vals) + " | "
+                      + " / ".join(us(max(v)) for v in vals) + " | "
+                      + " / ".join("n/a" if c is None else us(c) for c in cp) + " |")
+    md.append("")
+    return md
 
 
 def main(d):
@@ -469,6 +652,18 @@ def main(d):
               + "; ".join(lims) + ".")
     md.append("")
 
+    # The in-kernel window (trace events); runs of older movebenches have none
+    kw = kernel_window_section(guest, accel)
+    if kw:
+        md += kw
+        floor, floor_notes = window_floor(guest)
+        errs += floor
+        for n in floor_notes:
+            print(f"report: {n}", file=sys.stderr)
+    else:
+        print("report: no in-kernel window figures in this run (a movebench before the "
+              "trace events): that table and its check skipped", file=sys.stderr)
+
     md.append(f"## The window: a writer blocked while its 2MB THP migrates, µs [{accel}]")
     md.append("")
     md.append("- Per folio the longest write while it migrates node 0 -> 1. Per boot, in "
@@ -476,15 +671,19 @@ def main(d):
               f"least {P99_MIN} folios; n<{P99_MIN}: too few for a p99, see max) and the "
               "max. One 2MB memcpy: 2 MB at the median of boot medians of the memcpy in "
               "2MB chunks, node 0 -> 1, on that kernel's boots.")
+    if any(r.get("traced") for recs in B.values() for r in recs if r["bench"] == "window"):
+        md.append("- The writer's view of the same runs as the in-kernel \"+ writer\" rows "
+                  "above (the trace events on): the writer meets a migration only when its "
+                  "write lands inside the window.")
     md.append("")
     md.append("| kernel | folios per boot | median | p99 | max | one 2MB memcpy |")
     md.append("|---|---|---|---|---|---|")
-    for tag in ("base", "patched"):
+    for tag in KERNELS:
         recs = B.get(("window", "thp", "0->1", tag))
         if not recs:
             continue
         vals = [r.get("values") or [] for r in recs]
-        lim_2m = mid("memcpy", "2MB", "0->1", tag)
+        lim_2m = mid("memcpy", "2MB", "0->1", own_kernel(tag))
         copy2m = 2 / 1024 / lim_2m * 1e6 if lim_2m else None
         md.append(f"| {tag} | {' / '.join(str(len(v)) for v in vals)} | "
                   + " / ".join(f"{statistics.median(v):.0f}" for v in vals) + " | "
@@ -754,6 +953,11 @@ if __name__ == "__main__":
         recs = [dict(g, _boot=f) for f in sys.argv[2:] for g in lines(f)]
         md = counts_section(recs, "guest")
         print("\n".join(md) if md else "report: no counts in these files")
+        sys.exit(0 if md else 1)
+    if len(sys.argv) > 2 and sys.argv[1] == "--windows":
+        recs = [dict(g, _boot=f) for f in sys.argv[2:] for g in lines(f)]
+        md = kernel_window_section(recs, "guest")
+        print("\n".join(md) if md else "report: no in-kernel window figures in these files")
         sys.exit(0 if md else 1)
     if len(sys.argv) > 2 and sys.argv[1] in ("--check", "--check-guest"):
         sys.exit(check(sys.argv[2:], sys.argv[1] == "--check-guest"))

@@ -305,9 +305,9 @@ def counts_section(records, accel):
                   "flushes stay local); + writer: a thread of the mm writing the folio on "
                   "vCPU 1. The same runs as the in-kernel window table.")
     if precopy:
-        md.append("- precopied/run: pgmigrate_precopy (folios copied before their unmap); "
-                  "redone/run: pgmigrate_precopy_redo (copied again inside the window, "
-                  "written meanwhile).")
+        md.append("- precopied/run: pgmigrate_precopy (folios migrated on the copy made "
+                  "before their unmap); redone/run: pgmigrate_precopy_redo (copied again "
+                  "inside the window: written, or write-protected, meanwhile).")
     md.append(f"- ({', '.join(SHORT[t] for t in kernels)}): "
               + ", ".join(kernels) + ". Each: the median over boots of every boot's median "
               "over its runs, (low–high) the boot medians where they differ; n/a: no counts."

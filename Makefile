@@ -4,7 +4,7 @@ SHELL := /bin/bash
 S := scripts
 
 .PHONY: help check run deps base apply export checkpatch build build-debug \
-	build-series selftests selftests-debug kunit kunit-um kunit-x86_64 test-harness \
+	build-series selftests selftests-debug selftests-arm64 kunit kunit-um kunit-x86_64 kunit-powerpc test-harness \
 	bench bench-smoke matrix sparse cover-letter send-dry-run copymodel icount
 
 help: ## this list
@@ -57,6 +57,10 @@ selftests: build ## boot the test kernel and run selftests/list (and boot-time K
 selftests-debug: build-debug ## the same on the debug kernel; any splat fails
 	@$(S)/selftests debug
 
+selftests-arm64: ## selftests/list + boot-time KUnit in an arm64 guest (cross-built, QEMU virt, TCG): contpte under the series
+	@DEPS_EXTRA="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm" $(S)/deps && \
+		$(S)/build arm64 && $(S)/selftests arm64
+
 kunit: kunit-x86_64 kunit-um ## the KUnit suite through kunit.py, x86_64 (QEMU) and UML
 
 kunit-x86_64: ## kunit.py run --arch=x86_64 (KVM hidden: TCG here)
@@ -64,6 +68,9 @@ kunit-x86_64: ## kunit.py run --arch=x86_64 (KVM hidden: TCG here)
 
 kunit-um: ## kunit.py run --arch=um
 	@$(S)/kunit um
+
+kunit-powerpc: ## kunit.py run --arch=powerpc (pseries, ppc64 big-endian, TCG; cross-built): the single-call path
+	@DEPS_EXTRA="gcc-powerpc64-linux-gnu qemu-system-ppc" $(S)/deps && $(S)/kunit powerpc
 
 test-harness: ## the harness's own tests
 	@$(S)/test-harness

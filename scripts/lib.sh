@@ -124,13 +124,33 @@ private_apt() {
 }
 
 # Config fragments merged over tinyconfig for kernel configuration $1
-# (test or debug), one path a line.
+# (test, debug, test-O2 or arm64), one path a line.
 config_fragments() {
 	case $1 in
 	test) printf '%s\n' "$ROOT/selftests/config" ;;
 	debug) printf '%s\n' "$ROOT/selftests/config" "$ROOT/selftests/config.debug" ;;
 	test-O2) printf '%s\n' "$ROOT/selftests/config" "$ROOT/bench/icount/O2.config" ;;
-	*) die "unknown configuration '$1' (test, debug or test-O2)" ;;
+	arm64) printf '%s\n' "$ROOT/selftests/config" "$ROOT/selftests/config.arm64" ;;
+	*) die "unknown configuration '$1' (test, debug, test-O2 or arm64)" ;;
+	esac
+}
+
+# The architecture kernel configuration $1 is built for: arm64 for the
+# configuration arm64, x86_64 for all the others.
+config_arch() {
+	case $1 in arm64) echo arm64 ;; *) echo x86_64 ;; esac
+}
+
+# What a kernel of architecture $1 (x86_64 or arm64) is built with: sets
+# karch (make's ARCH), kcross (CROSS_COMPILE, empty for the host's gcc),
+# kimage_target (the make target of the boot image) and kimage (that
+# image's path under the O= directory).
+kernel_arch_env() {
+	# shellcheck disable=SC2034 # for the caller
+	case $1 in
+	x86_64) karch=x86_64 kcross="" kimage_target=bzImage kimage=arch/x86/boot/bzImage ;;
+	arm64) karch=arm64 kcross=aarch64-linux-gnu- kimage_target=Image kimage=arch/arm64/boot/Image ;;
+	*) die "unknown architecture '$1' (x86_64 or arm64)" ;;
 	esac
 }
 
@@ -147,14 +167,75 @@ configure_kernel() {
 	"${kmake[@]}" olddefconfig || return 3
 }
 
-# Install the worktree's uapi headers under $WORKDIR/build/headers (what
-# the selftests and movebench compile against), logging to file $1.
+# Where install_uapi_headers puts the uapi headers of architecture $1
+# (x86_64 when not given).
+uapi_headers_dir() {
+	case ${1:-x86_64} in
+	x86_64) echo "$WORKDIR/build/headers" ;;
+	*) echo "$WORKDIR/build/headers-$1" ;;
+	esac
+}
+
+# Install the worktree's uapi headers of architecture $2 (x86_64 when not
+# given) under uapi_headers_dir (what the selftests and movebench compile
+# against), logging to file $1.
 install_uapi_headers() {
-	local hdr=$WORKDIR/build/headers
+	local arch=${2:-x86_64} hdr
+	hdr=$(uapi_headers_dir "$arch")
 	mkdir -p "$hdr"
-	log "installing uapi headers of the worktree"
-	make -s -C "$TREE" O="$hdr" ARCH=x86_64 headers >"$1" 2>&1 ||
+	log "installing $arch uapi headers of the worktree"
+	make -s -C "$TREE" O="$hdr" ARCH="$arch" headers >"$1" 2>&1 ||
 		{ tail -n 20 "$1" >&2; die "make headers failed"; }
+}
+
+# Debian's arm64 packages the arm64 guest and its tests take from the
+# archive: the guest's static busybox, and the static libraries (with
+# their headers) the selftests link.
+ARM64_DEBS="busybox-static libnuma-dev liburing-dev"
+
+# Unpack ARM64_DEBS into $WORKDIR/arm64/root and set ARM64_ROOT to it. The
+# packages come from the Debian release of this machine (ARM64_SUITE sets
+# another) on the mirror of debian_mirror, fetched with `apt-get download`
+# through a private apt configuration for arm64 under $WORKDIR/arm64/apt:
+# the machine's apt setup is never touched. Done once; a tree that is
+# there with the same package list is kept. Nothing is left half-written:
+# the packages are unpacked beside it and moved into place at the end.
+arm64_root() {
+	local dir=$WORKDIR/arm64 mirror suite stage deb
+	ARM64_ROOT=$dir/root
+	[ "$(cat "$ARM64_ROOT/.debs" 2>/dev/null)" != "$ARM64_DEBS" ] || return 0
+	need apt-get dpkg-deb
+	[ -r "$KEYRING" ] || die "no Debian archive keyring at $KEYRING (apt-get install debian-archive-keyring)"
+	mirror=$(debian_mirror) || exit 1
+	suite=${ARM64_SUITE:-$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")}
+	[ -n "$suite" ] || die "cannot tell this machine's Debian release; set ARM64_SUITE=<suite, e.g. bookworm>"
+	mkdir -p "$dir"
+	stage=$(mktemp -d "$dir/.fetch.XXXXXX")
+	private_apt "$dir/apt" "deb [arch=arm64 signed-by=$KEYRING] $mirror $suite main"
+	apt_opts+=(-o APT::Architecture=arm64 -o APT::Architectures::=arm64)
+	log "fetching Debian $suite arm64 packages: $ARM64_DEBS"
+	if ! apt-get "${apt_opts[@]}" update >"$stage/apt.log" 2>&1; then
+		cp "$stage/apt.log" "$dir/apt.log"
+		rm -rf "$stage"
+		die "apt-get update of $suite (arm64) failed: $(grep -E '^(E|W):' "$dir/apt.log" | head -n 1)"
+	fi
+	# shellcheck disable=SC2086 # a list of package names
+	if ! (cd "$stage" && apt-get "${apt_opts[@]}" download $ARM64_DEBS) >>"$stage/apt.log" 2>&1; then
+		cp "$stage/apt.log" "$dir/apt.log"
+		rm -rf "$stage"
+		die "apt-get download of the arm64 packages failed: $(grep -E '^(E|W):' "$dir/apt.log" | head -n 1)"
+	fi
+	for deb in "$stage"/*.deb; do
+		dpkg-deb -x "$deb" "$stage/root" || { rm -rf "$stage"; die "cannot unpack $(basename "$deb")"; }
+		basename "$deb" >>"$stage/packages"
+	done
+	mv "$stage/packages" "$stage/root/.packages"
+	echo "$ARM64_DEBS" >"$stage/root/.debs"
+	cp "$stage/apt.log" "$dir/apt.log"
+	rm -rf "$ARM64_ROOT"
+	mv "$stage/root" "$ARM64_ROOT"
+	rm -rf "$stage"
+	log "unpacked $(tr '\n' ' ' <"$ARM64_ROOT/.packages")into $ARM64_ROOT"
 }
 
 # The cached answer of scripts/vm's KVM probe ($WORKDIR/kvm-probe): a "no"

@@ -109,18 +109,41 @@ debian_mirror() {
 	echo "$m"
 }
 
-# A private apt configuration in directory $1 for the sources.list lines
-# $2...: sets the array apt_opts for apt-get and apt-cache. Lists, cache
-# and sources live under $1; the machine's apt setup is never touched.
+# private_apt [-a ARCH] DIR LINE...: an apt configuration of its own in
+# directory DIR for the sources.list lines LINE... (packages of
+# architecture ARCH only, with -a), whose package index it then fetches.
+# Sets the array apt_opts for apt-get and apt-cache. Lists, cache, sources
+# and the log apt.log live under DIR; the machine's apt setup is never
+# touched.
 private_apt() {
-	local dir=$1
+	local arch=
+	if [ "$1" = -a ]; then
+		arch=$2
+		shift 2
+	fi
+	apt_dir=$1
 	shift
-	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
-	printf '%s\n' "$@" >"$dir/sources.list"
-	# shellcheck disable=SC2034 # for the caller
-	apt_opts=(-q -o "Dir::Etc::sourcelist=$dir/sources.list" -o Dir::Etc::sourceparts=/dev/null
-		-o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache"
+	need apt-get
+	[ -r "$KEYRING" ] || die "no Debian archive keyring at $KEYRING (apt-get install debian-archive-keyring)"
+	mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
+	printf '%s\n' "$@" >"$apt_dir/sources.list"
+	: >"$apt_dir/apt.log"
+	apt_opts=(-q -o "Dir::Etc::sourcelist=$apt_dir/sources.list" -o Dir::Etc::sourceparts=/dev/null
+		-o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache"
 		-o Dir::Etc::preferencesparts=/dev/null -o APT::Sandbox::User=root)
+	[ -z "$arch" ] || apt_opts+=(-o "APT::Architecture=$arch" -o "APT::Architectures::=$arch")
+	apt_in "$apt_dir" update
+}
+
+# apt_in DIR ARG...: `apt-get ARG...` run in directory DIR (where download
+# and source put their files) with the configuration of the last
+# private_apt, adding to its apt.log. A failure ends the script with one
+# line: the command and apt's first error.
+apt_in() {
+	local where=$1
+	shift
+	(cd "$where" && apt-get "${apt_opts[@]}" "$@") >>"$apt_dir/apt.log" 2>&1 ||
+		die "apt-get $* failed: $(grep -E '^(E|W):' "$apt_dir/apt.log" | head -n 1)"
 }
 
 # Config fragments merged over tinyconfig for kernel configuration $1
@@ -204,37 +227,28 @@ arm64_root() {
 	local dir=$WORKDIR/arm64 mirror suite stage deb
 	ARM64_ROOT=$dir/root
 	[ "$(cat "$ARM64_ROOT/.debs" 2>/dev/null)" != "$ARM64_DEBS" ] || return 0
-	need apt-get dpkg-deb
-	[ -r "$KEYRING" ] || die "no Debian archive keyring at $KEYRING (apt-get install debian-archive-keyring)"
+	need dpkg-deb
 	mirror=$(debian_mirror) || exit 1
 	suite=${ARM64_SUITE:-$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")}
 	[ -n "$suite" ] || die "cannot tell this machine's Debian release; set ARM64_SUITE=<suite, e.g. bookworm>"
 	mkdir -p "$dir"
 	stage=$(mktemp -d "$dir/.fetch.XXXXXX")
-	private_apt "$dir/apt" "deb [arch=arm64 signed-by=$KEYRING] $mirror $suite main"
-	apt_opts+=(-o APT::Architecture=arm64 -o APT::Architectures::=arm64)
-	log "fetching Debian $suite arm64 packages: $ARM64_DEBS"
-	if ! apt-get "${apt_opts[@]}" update >"$stage/apt.log" 2>&1; then
-		cp "$stage/apt.log" "$dir/apt.log"
-		rm -rf "$stage"
-		die "apt-get update of $suite (arm64) failed: $(grep -E '^(E|W):' "$dir/apt.log" | head -n 1)"
-	fi
+	# shellcheck disable=SC2064 # the path now: $stage is local
+	trap "rm -rf '$stage'" EXIT
+	log "fetching Debian $suite arm64 packages: $ARM64_DEBS (log: $dir/apt/apt.log)"
+	private_apt -a arm64 "$dir/apt" "deb [arch=arm64 signed-by=$KEYRING] $mirror $suite main"
 	# shellcheck disable=SC2086 # a list of package names
-	if ! (cd "$stage" && apt-get "${apt_opts[@]}" download $ARM64_DEBS) >>"$stage/apt.log" 2>&1; then
-		cp "$stage/apt.log" "$dir/apt.log"
-		rm -rf "$stage"
-		die "apt-get download of the arm64 packages failed: $(grep -E '^(E|W):' "$dir/apt.log" | head -n 1)"
-	fi
+	apt_in "$stage" download $ARM64_DEBS
 	for deb in "$stage"/*.deb; do
-		dpkg-deb -x "$deb" "$stage/root" || { rm -rf "$stage"; die "cannot unpack $(basename "$deb")"; }
+		dpkg-deb -x "$deb" "$stage/root" || die "cannot unpack $(basename "$deb")"
 		basename "$deb" >>"$stage/packages"
 	done
 	mv "$stage/packages" "$stage/root/.packages"
 	echo "$ARM64_DEBS" >"$stage/root/.debs"
-	cp "$stage/apt.log" "$dir/apt.log"
 	rm -rf "$ARM64_ROOT"
 	mv "$stage/root" "$ARM64_ROOT"
 	rm -rf "$stage"
+	trap - EXIT
 	log "unpacked $(tr '\n' ' ' <"$ARM64_ROOT/.packages")into $ARM64_ROOT"
 }
 

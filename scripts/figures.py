@@ -1,0 +1,381 @@
+#!/usr/bin/env python3
+"""The figure check: every measured figure the series quotes is backed.
+
+    scripts/figures [--root DIR | -C DIR]    (or FIGURES_ROOT=DIR scripts/figures)
+
+DIR (default: this repository) must be the top of a git worktree. Exit 0
+when nothing is wrong, 1 when a figure is unbacked or a local path was
+found, 2 when the check cannot run (bad arguments, DIR not a worktree, a
+malformed sources list).
+
+What is read
+------------
+The texts: the commit message of every patches/*.patch (from its Subject
+header to the first line that is exactly "---") and the notes below that
+"---" (up to the diffstat), cover-letter.in, cover-letter.txt, README.md
+and docs/*.md; those of them that exist. URLs and e-mail addresses or
+message ids in them are skipped.
+
+The results: every file `git ls-files results/` lists, as the index holds
+it (what `git add` recorded, so a file or an edit not yet added does not
+count), except binary files (a NUL byte) and the sources list itself.
+
+What counts as a figure
+-----------------------
+A number standing on its own (not part of a word, identifier, path,
+version or date: x86_64, v3, gcc-16, linux-source-7.3, 4a11007, 13/18,
+10^4, =2, 2026-12-04, 7.3.4 and 0.6.4 are not figures) that is
+  - a decimal with a fractional part: 13.8, 163.7, 0.60, 1.5GB (except
+    right after a version word: Linux, QEMU, gcc, clang, b4, sparse,
+    python, Debian, version; except one followed by "+", as in 6.8+; and
+    except one written against other letters, as in 1.2rc), or
+  - followed by a unit of measurement: a ratio "x" written against the
+    number (1.21x; "64 MB x 5" is no ratio), a percentage (31%), a time
+    (s, ms, us, µs, ns, min, minutes, hours ...), a rate (anything/s:
+    12.1 GiB/s, 4000 moves/s), or one of the count words instructions,
+    cycles, passed, failed, skipped.
+A number followed by "/", "-", "–", "->", "→", "to", "and", "or" or ","
+and then a figure with a unit takes that unit: in "7396 / 4542 us" and
+"373–396 s" both numbers are figures.
+Integers without such a unit are not figures: sizes and counts given as
+parameters (2MB, 64 KB, 1 GB, 512 pages, order 9, 10 runs), patch numbers
+(0004), commit ids, line numbers. An integer count that was measured
+(1024 folios split) is therefore not checked unless a unit says so. A
+number in a table is a figure by the same rule. A parameter the rule
+takes for a figure (a timeout of 600 s, a version 6.12 in prose) goes
+in the sources list with the reason.
+
+Backed means
+------------
+(a) the number, digit for digit, is in a results file: not as part of a
+    longer number (31 is not found in 131, 0.31 or 31.5; 13.8 is not found
+    in 13.81 or 213.8; a small integer such as 31 is in many files, so
+    its check is weak). If the figure's paragraph (lines up to a blank
+    line) names a results path, results/<dir> or results/<dir>/<file>,
+    the figure must be in THAT dir or file (any of them if several are
+    named), not just anywhere under results/; or
+(b) it is listed in the sources list, results/figure-sources.txt: one
+    figure a line, "<figure><TAB><where it comes from>", blank lines and
+    lines starting with "#" ignored, e.g.
+
+        19.57<TAB>Shivank Garg, RFC v2 cover letter (AMD EPYC Zen 6), https://lore...
+        20 s<TAB>not a figure: scripts/vm's KVM probe timeout
+
+    <figure> is a number, alone or with its unit as the text writes it.
+    A bare number (19.57) covers that number with any unit or none; with
+    a unit (1.41x, 31%, 20 s; spaces ignored) it covers only that unit.
+    The second field must say whose figure it is and where it was
+    published, or why the number is not a measured figure at all. The
+    list is a results file like the others: it must be tracked by git.
+
+Local paths
+-----------
+An absolute path of a machine (/work/..., /tmp/h4k/fix.diff,
+/home/..., /root/..., /srv/...) is refused in the texts above and in every
+tracked results file (binary ones excepted). A path is "/", a letter or
+"_", and on, after anything but a letter, digit or one of _ . ~ / - ) ]
+} > (so read()/write(), I/O, GiB/s, ~/src and <repo>/kunit are not
+paths; URLs are skipped; TREE=/work/x is one). Allowed: the
+paths that are the same on every machine and that the texts and logs
+hold: /proc, /sys and /dev, and the guest's /init and sysfs-relative
+/devices/... of a kernel's console log.
+
+Output
+------
+One line per offence, then the summary:
+
+    FILE:LINE: figure 'X' not in results/ nor in the sources list
+    FILE:LINE: figure 'X' not in results/A/ (named beside it) nor in the sources list
+    FILE:LINE: local path 'P'
+    figures: N checked, M unbacked, K local paths
+"""
+import os
+import re
+import subprocess
+import sys
+
+PROG = "figures"
+SOURCES = "results/figure-sources.txt"
+
+# The first component of an absolute path that is fine anywhere.
+ALLOWED_ROOTS = {"proc", "sys", "dev", "init", "devices"}
+
+TIME_UNITS = ("s", "ms", "us", "µs", "μs", "ns", "sec", "secs", "second", "seconds",
+              "min", "mins", "minute", "minutes", "h", "hour", "hours")
+COUNT_WORDS = ("instructions", "cycles", "passed", "failed", "skipped")
+VERSION_WORDS = ("linux", "qemu", "gcc", "clang", "b4", "sparse", "python", "python3",
+                 "debian", "version")
+
+URL_RE = re.compile(r"[A-Za-z][\w+.-]*://[^\s<>()\"'`]+|<[^\s<>]+@[^\s<>]+>|[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+NUM_RE = re.compile(r"\d+(?:\.\d+)*")
+# A unit right after a number: group 1 is "x" or "%" written against it,
+# group 2 a unit word after at most one space.
+UNIT_RE = re.compile(r"(x(?![\w/])|%)|[ \u00a0]?(%|[A-Za-z]+/s(?![\w/])|(?:WORDS)(?![\w/]))".replace(
+    "WORDS", "|".join(re.escape(u) for u in sorted(TIME_UNITS + COUNT_WORDS, key=len, reverse=True))))
+CHAIN_RE = re.compile(r"\s*(?:/|-|–|->|→|to|and|or|,)\s*")
+RESULTS_PATH_RE = re.compile(r"(?<![\w./-])results/[\w.+-]+(?:/[\w.+-]+)*")
+LOCAL_PATH_RE = re.compile(r"(?<![\w.~/)>\]}-])/[A-Za-z_][\w.+-]*(?:/[\w.+@%,:=-]*)*")
+
+
+def fail(msg):
+    print("%s: error: %s" % (PROG, msg), file=sys.stderr)
+    sys.exit(2)
+
+
+def git(root, *args, data=None):
+    r = subprocess.run(["git", "-C", root] + list(args), input=data,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if r.returncode != 0:
+        err = r.stderr.decode(errors="replace").strip().splitlines()
+        fail("git %s failed in %s: %s" % (" ".join(args), root, err[-1] if err else "exit %d" % r.returncode))
+    return r.stdout
+
+
+def parse_args(argv):
+    root = os.environ.get("FIGURES_ROOT") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-h", "--help"):
+            print(__doc__.strip())
+            sys.exit(0)
+        elif a in ("--root", "-C"):
+            if i + 1 >= len(argv) or not argv[i + 1]:
+                fail("%s needs a directory (usage: scripts/figures [--root DIR])" % a)
+            root = argv[i + 1]
+            i += 1
+        elif a.startswith("--root="):
+            root = a[len("--root="):]
+        else:
+            fail("unknown argument '%s' (usage: scripts/figures [--root DIR])" % a)
+        i += 1
+    if not os.path.isdir(root):
+        fail("no directory %s" % root)
+    root = os.path.realpath(root)
+    r = subprocess.run(["git", "-C", root, "rev-parse", "--show-toplevel"],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    top = r.stdout.decode().strip()
+    if r.returncode != 0 or os.path.realpath(top) != root:
+        fail("%s is not the top of a git worktree" % root)
+    return root
+
+
+def tracked_results(root):
+    """{path: text} of the results files in the index, binary ones left out."""
+    entries = []
+    for rec in git(root, "ls-files", "-s", "-z", "--", "results/").split(b"\0"):
+        if not rec:
+            continue
+        meta, path = rec.split(b"\t", 1)
+        mode, sha, _stage = meta.split()
+        if mode == b"160000":  # a submodule has no text
+            continue
+        entries.append((path.decode(errors="replace"), sha.decode()))
+    out = git(root, "cat-file", "--batch", data="".join(s + "\n" for _, s in entries).encode())
+    files, pos = {}, 0
+    for path, sha in entries:
+        nl = out.index(b"\n", pos)
+        size = int(out[pos:nl].split()[2])
+        blob = out[nl + 1:nl + 1 + size]
+        pos = nl + 1 + size + 1
+        if b"\0" in blob:
+            continue
+        files[path] = blob.decode("utf-8", errors="replace")
+    return files
+
+
+def read_sources(files):
+    """The sources list: [(number, unit or None)]."""
+    text = files.get(SOURCES)
+    if text is None:
+        return []
+    entries = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        fig, _, src = line.partition("\t")
+        m = re.fullmatch(r"\s*([-+~]?(\d+(?:\.\d+)?))\s*(\S.*?)?\s*", fig)
+        if not src.strip() or not m:
+            fail("%s:%d: want '<figure><TAB><where it comes from>', not '%s'" % (SOURCES, n, line))
+        unit = re.sub(r"\s+", "", m.group(3)) if m.group(3) else None
+        entries.append((m.group(2), unit))
+    return entries
+
+
+def mask(text, regex):
+    return regex.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def patch_regions(lines):
+    """Line numbers (1-based) of a patch's message and notes, as regions."""
+    regions, cur, state = [], [], "head"
+    for n, line in enumerate(lines, 1):
+        if state == "head":
+            if line.startswith("Subject:"):
+                state = "msg"
+                cur = [(n, line[len("Subject:"):])]
+            continue
+        if state == "msg":
+            if line.startswith("diff --git"):  # no "---": no notes either
+                break
+            if line == "---":
+                regions.append(cur)
+                cur, state = [], "notes"
+            else:
+                cur.append((n, line))
+            continue
+        # notes: up to the diffstat or the diff
+        if re.match(r" \S.*\|", line) or re.match(r" \d+ files? changed", line) or line.startswith("diff --git"):
+            break
+        cur.append((n, line))
+    if cur:
+        regions.append(cur)
+    return regions
+
+
+def paragraphs(region):
+    para = []
+    for n, line in region:
+        if line.strip():
+            para.append((n, line))
+        elif para:
+            yield para
+            para = []
+    if para:
+        yield para
+
+
+def figures_in(text):
+    """[(start, end, number, unit, own)] of the figures in a paragraph's
+    text: unit is the figure's unit or None, own whether the text writes
+    it right after this number (not taken over from a chained one)."""
+    toks = []
+    for m in NUM_RE.finditer(text):
+        s, e, num = m.start(), m.end(), m.group(0)
+        if num.count(".") > 1:
+            continue  # a version: 7.3.4
+        before = text[s - 1] if s else " "
+        if before.isalnum() or before in "_./:=#@^\\$":
+            continue  # x86_64, v3, 13/18, 10^4, a time or a value of a setting
+        if before in "-\u2013" and s >= 2:
+            if text[s - 2].isalpha() or text[s - 2] == "_":
+                continue  # gcc-16, linux-source-7.3
+            if text[s - 2].isdigit() and not (toks and toks[-1][1] == s - 1):
+                continue  # the rest of an id
+        if len(num) > 1 and num[0] == "0" and num[1] != ".":
+            continue  # a patch number: 0004
+        u = UNIT_RE.match(text, e)
+        after = text[e] if e < len(text) else " "
+        if (after.isalpha() or after == "_") and not u and \
+                not ("." in num and re.match(r"[KMGT]i?B\b", text[e:])):
+            continue  # 4a11007, 2MB, 0x1f: ids and sizes (but 1.5GB is a figure)
+        if "." in num:
+            if after == "+":
+                continue  # 6.8+
+            word = re.search(r"([\w-]+)\s+$", text[:s])
+            if word and word.group(1).lower() in VERSION_WORDS:
+                continue
+        unit = (u.group(1) or u.group(2)) if u else None
+        toks.append([s, e, num, unit, unit is not None])
+    # "7396 / 4542 us": a number chained to a figure with a unit takes it.
+    for i in range(len(toks) - 2, -1, -1):
+        if toks[i][3] is None and toks[i + 1][3] is not None and \
+                CHAIN_RE.fullmatch(text, toks[i][1], toks[i + 1][0]):
+            toks[i][3] = toks[i + 1][3]
+    return [tuple(t) for t in toks if t[3] is not None or "." in t[2]]
+
+
+def shown(text, e, num, unit, own):
+    """The figure as the text writes it: with its unit if that follows it."""
+    if not own:
+        return num
+    return num + (" " if text[e] in " \u00a0" else "") + unit
+
+
+class Checker:
+    def __init__(self, root):
+        self.root = root
+        self.results = tracked_results(root)
+        self.sources = read_sources(self.results)
+        self.backing = {p: t for p, t in self.results.items() if p != SOURCES}
+        self.cache = {}
+        self.checked = self.unbacked = self.local = 0
+
+    def found(self, num, paths):
+        key = (num, paths)
+        if key not in self.cache:
+            rx = re.compile(r"(?<!\d)(?<!\d\.)%s(?!\d)(?!\.\d)" % re.escape(num))
+            files = self.backing.items()
+            if paths:
+                files = [(p, t) for p, t in files if any(p == q or p.startswith(q + "/") for q in paths)]
+            self.cache[key] = any(rx.search(t) for _, t in files)
+        return self.cache[key]
+
+    def sourced(self, num, unit):
+        u = unit or ""
+        for n, su in self.sources:
+            if n == num and (su is None or su == u):
+                return True
+        return False
+
+    def local_paths(self, name, n, line):
+        for m in LOCAL_PATH_RE.finditer(mask(line, URL_RE)):
+            first = m.group(0)[1:].split("/", 1)[0]
+            if first in ALLOWED_ROOTS:
+                continue
+            self.local += 1
+            print("%s:%d: local path '%s'" % (name, n, m.group(0).rstrip(".,;:")))
+
+    def text(self, name, regions):
+        for region in regions:
+            for n, line in region:
+                self.local_paths(name, n, line)
+            for para in paragraphs(region):
+                joined, starts = "", []
+                for n, line in para:
+                    starts.append((len(joined), n))
+                    joined += line + "\n"
+                named = tuple(sorted({p.rstrip("/.") for p in RESULTS_PATH_RE.findall(joined)}))
+                body = mask(joined, URL_RE)
+                for s, e, num, unit, own in figures_in(body):
+                    n = [ln for off, ln in starts if off <= s][-1]
+                    self.checked += 1
+                    if self.sourced(num, unit) or self.found(num, named):
+                        continue
+                    self.unbacked += 1
+                    where = "results/" if not named else \
+                        ", ".join(p + ("" if p in self.results else "/") for p in named) + \
+                        " (named beside it)"
+                    print("%s:%d: figure '%s' not in %s nor in the sources list"
+                          % (name, n, shown(body, e, num, unit, own), where))
+
+    def run(self):
+        names = ["README.md", "cover-letter.in", "cover-letter.txt"]
+        for sub, ext in (("docs", ".md"), ("patches", ".patch")):
+            d = os.path.join(self.root, sub)
+            if os.path.isdir(d):
+                names += sorted(sub + "/" + f for f in os.listdir(d) if f.endswith(ext))
+        names = [n for n in names if os.path.isfile(os.path.join(self.root, n))]
+        if not names:
+            fail("nothing to check in %s: no README.md, cover letter, docs/*.md or patches/*.patch" % self.root)
+        for name in names:
+            with open(os.path.join(self.root, name), encoding="utf-8", errors="replace") as f:
+                lines = f.read().splitlines()
+            if name.endswith(".patch"):
+                self.text(name, patch_regions(lines))
+            else:
+                self.text(name, [list(enumerate(lines, 1))])
+        for path in sorted(self.results):
+            for n, line in enumerate(self.results[path].splitlines(), 1):
+                self.local_paths(path, n, line)
+        print("figures: %d checked, %d unbacked, %d local paths" % (self.checked, self.unbacked, self.local))
+        return 1 if self.unbacked or self.local else 0
+
+
+def main():
+    root = parse_args(sys.argv[1:])
+    sys.exit(Checker(root).run())
+
+
+if __name__ == "__main__":
+    main()

@@ -78,8 +78,9 @@ test-harness: ## the harness's own tests
 icount: ## exact instruction counts of mm/userfaultfd.o per 4 KB UFFDIO_MOVE, base and each step, -Os and -O2 (TCG plugin): work/icount/<date>T<time>/
 	@$(S)/icount
 
-matrix: ## every commit on x86_64, i386 HIGHMEM, arm64, ppc64le, um; W=1, no new warnings; then make sparse
-	@DEPS_EXTRA="gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu gcc-i686-linux-gnu" $(S)/deps && $(S)/matrix && \
+matrix: ## every commit on x86_64, i386 HIGHMEM, arm64, ppc64le, um, riscv64-nommu; W=1, no new warnings; then make sparse (MATRIX_ARCHES="riscv64-nommu" for some)
+	@DEPS_EXTRA="gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu gcc-i686-linux-gnu gcc-riscv64-linux-gnu" $(S)/deps && \
+		$(S)/matrix $(MATRIX_ARCHES) && \
 		$(S)/sparse
 
 sparse: ## sparse (Debian unstable's, built in work/tools) on the series' .c files, x86_64 test config: no new warning vs base

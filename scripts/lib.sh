@@ -299,7 +299,8 @@ build_copymodel() {
 		objs+=("$tmp/$f.o")
 	done
 	if [ -z "$note" ]; then
-		desc="$ksrc at $(git -C "$ksrc" rev-parse --short=12 HEAD 2>/dev/null || echo '(not a git tree)')"
+		# The tree by its commit, never by a path of this machine.
+		desc="kernel tree at commit $(git -C "$ksrc" rev-parse --short=12 HEAD 2>/dev/null || echo '(not a git tree)')"
 		flags=(-DHAVE_KCOPY "-DKSRC_DESC=\"${desc//[\"\\]/}\"")
 	else
 		note="kernel copy routines not built in ($note): timing copymodel's own copies only (rep_movsb stands in for copy_mc_enhanced_fast_string)"

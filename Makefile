@@ -89,5 +89,5 @@ sparse: ## sparse (Debian unstable's, built in work/tools) on the series' .c fil
 cover-letter: ## cover-letter.txt from cover-letter.in + the latest results/*/report.md
 	@$(S)/cover-letter
 
-send-dry-run: ## b4 prep (cover, v3, To/Cc), checkpatch, b4 send -o work/send/out, round-trip checks
+send-dry-run: ## every posting of `postings` with b4 (cover, revision, RFC prefix, change-id, To/Cc), checkpatch, b4 send -o work/send/<name>/, checks, git am round trip; scripts/send --send NAME sends one
 	@$(S)/send

@@ -12,8 +12,10 @@ What is read
 ------------
 The texts: the commit message of every patches/*.patch (from its Subject
 header to the first line that is exactly "---") and the notes below that
-"---" (up to the diffstat), cover-letter.in, cover-letter.txt, README.md
-and docs/*.md; those of them that exist. URLs and e-mail addresses or
+"---" (up to the diffstat), cover-letter.in, cover-letter.txt, README.md,
+docs/*.md and the cover letters of the postings (postings.d/*.cover, and
+postings/*.cover where postings is a directory); those of them that
+exist. URLs and e-mail addresses or
 message ids in them are skipped.
 
 The results: every file `git ls-files results/` lists, as the index holds
@@ -351,13 +353,15 @@ class Checker:
 
     def run(self):
         names = ["README.md", "cover-letter.in", "cover-letter.txt"]
-        for sub, ext in (("docs", ".md"), ("patches", ".patch")):
+        for sub, ext in (("docs", ".md"), ("patches", ".patch"), ("postings.d", ".cover"),
+                         ("postings", ".cover")):
             d = os.path.join(self.root, sub)
             if os.path.isdir(d):
                 names += sorted(sub + "/" + f for f in os.listdir(d) if f.endswith(ext))
         names = [n for n in names if os.path.isfile(os.path.join(self.root, n))]
         if not names:
-            fail("nothing to check in %s: no README.md, cover letter, docs/*.md or patches/*.patch" % self.root)
+            fail("nothing to check in %s: no README.md, cover letter, docs/*.md, patches/*.patch "
+                 "or postings.d/*.cover" % self.root)
         for name in names:
             with open(os.path.join(self.root, name), encoding="utf-8", errors="replace") as f:
                 lines = f.read().splitlines()

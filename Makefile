@@ -5,13 +5,13 @@ S := scripts
 
 .PHONY: help check run deps base apply export checkpatch build build-debug \
 	build-series selftests selftests-debug selftests-arm64 kunit kunit-um kunit-x86_64 kunit-powerpc test-harness \
-	bench bench-smoke matrix sparse cover-letter send-dry-run copymodel icount
+	bench bench-smoke matrix sparse cover-letter figures send-dry-run copymodel icount
 
 help: ## this list
 	@grep -hE '^[a-z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
 		awk -F':.*## ' '{ printf "  make %-16s %s\n", $$1, $$2 }'
 
-check: ## the test command: base, apply, checkpatch, bisect build, harness tests, selftests + KUnit in the guest, KUnit on UML
+check: ## the test command: figures, base, apply, checkpatch, bisect build, harness tests, selftests + KUnit in the guest, KUnit on UML
 	@$(S)/check
 
 run: ## the main job: apply, build, selftests, then the benchmark (base vs patched), printing its report
@@ -88,6 +88,9 @@ sparse: ## sparse (Debian unstable's, built in work/tools) on the series' .c fil
 
 cover-letter: ## cover-letter.txt from cover-letter.in + the latest results/*/report.md
 	@$(S)/cover-letter
+
+figures: ## every figure of the messages, letters, README.md and docs/ in a committed results/ file or the sources list; no local path (--list: what backs each)
+	@$(S)/figures
 
 send-dry-run: ## every posting of `postings` with b4 (cover, revision, RFC prefix, change-id, To/Cc), checkpatch, b4 send -o work/send/<name>/, checks, git am round trip; scripts/send --send NAME sends one
 	@$(S)/send

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """The figure check: every measured figure the series quotes is backed.
 
-    scripts/figures [--root DIR | -C DIR]    (or FIGURES_ROOT=DIR scripts/figures)
+    scripts/figures [--root DIR | -C DIR] [--list]    (or FIGURES_ROOT=DIR scripts/figures)
+
+--list also prints every backed figure with the file that backs it (the
+first results file holding it, or the sources list).
 
 DIR (default: this repository) must be the top of a git worktree. Exit 0
 when nothing is wrong, 1 when a figure is unbacked or a local path was
@@ -52,7 +55,11 @@ Backed means
 (a) the number, digit for digit, is in a results file: not as part of a
     longer number (31 is not found in 131, 0.31 or 31.5; 13.8 is not found
     in 13.81 or 213.8; a small integer such as 31 is in many files, so
-    its check is weak). If the figure's paragraph (lines up to a blank
+    its check is weak). A whole number with a time unit (736 s, 17
+    minutes) must be there as a time of the same kind: followed by a
+    unit of that kind (s, ms, us, ns, min, h in any spelling used here),
+    or in a markdown table under a "#" heading naming that unit; 17s
+    does not back 17 minutes, nor does a 17 with no unit. If the figure's paragraph (lines up to a blank
     line) names a results path, results/<dir> or results/<dir>/<file>,
     the figure must be in THAT dir or file (any of them if several are
     named), not just anywhere under results/; or
@@ -89,6 +96,7 @@ One line per offence, then the summary:
     FILE:LINE: figure 'X' not in results/ nor in the sources list
     FILE:LINE: figure 'X' not in results/A/ (named beside it) nor in the sources list
     FILE:LINE: local path 'P'
+    FILE:LINE: figure 'X' in results/A/report.md         (with --list)
     figures: N checked, M unbacked, K local paths
 """
 import os
@@ -104,12 +112,21 @@ ALLOWED_ROOTS = {"proc", "sys", "dev", "init", "devices"}
 
 TIME_UNITS = ("s", "ms", "us", "µs", "μs", "ns", "sec", "secs", "second", "seconds",
               "min", "mins", "minute", "minutes", "h", "hour", "hours")
+# The same time in other words: a results file backs "17 minutes" only with
+# a number of minutes (17 min), not with 17 s.
+TIME_CLASS = {u: c for c, us in (("s", ("s", "sec", "secs", "second", "seconds")), ("ms", ("ms",)),
+                                 ("us", ("us", "µs", "μs")), ("ns", ("ns",)),
+                                 ("min", ("min", "mins", "minute", "minutes")),
+                                 ("h", ("h", "hour", "hours"))) for u in us}
 COUNT_WORDS = ("instructions", "cycles", "passed", "failed", "skipped")
 VERSION_WORDS = ("linux", "qemu", "gcc", "clang", "b4", "sparse", "python", "python3",
                  "debian", "version")
 
 URL_RE = re.compile(r"[A-Za-z][\w+.-]*://[^\s<>()\"'`]+|<[^\s<>]+@[^\s<>]+>|[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 NUM_RE = re.compile(r"\d+(?:\.\d+)*")
+# Numbers in a results file, each a maximal run of digits and dots (the
+# dots between digits): what a figure must equal to be found there.
+TOKEN_RE = re.compile(r"\d+(?:\.\d+)*")
 # A unit right after a number: group 1 is "x" or "%" written against it,
 # group 2 a unit word after at most one space.
 UNIT_RE = re.compile(r"(x(?![\w/])|%)|[ \u00a0]?(%|[A-Za-z]+/s(?![\w/])|(?:WORDS)(?![\w/]))".replace(
@@ -149,7 +166,7 @@ def parse_args(argv):
         elif a.startswith("--root="):
             root = a[len("--root="):]
         else:
-            fail("unknown argument '%s' (usage: scripts/figures [--root DIR])" % a)
+            fail("unknown argument '%s' (usage: scripts/figures [--root DIR] [--list])" % a)
         i += 1
     if not os.path.isdir(root):
         fail("no directory %s" % root)
@@ -295,23 +312,59 @@ def shown(text, e, num, unit, own):
 
 
 class Checker:
-    def __init__(self, root):
+    def __init__(self, root, listing=False):
         self.root = root
+        self.list = listing
         self.results = tracked_results(root)
         self.sources = read_sources(self.results)
         self.backing = {p: t for p, t in self.results.items() if p != SOURCES}
-        self.cache = {}
+        self.cache, self.token_sets, self.time_sets = {}, {}, {}
         self.checked = self.unbacked = self.local = 0
 
-    def found(self, num, paths):
-        key = (num, paths)
+    def found(self, num, paths, unit=None):
+        """The first results file (in the paths named, if any) holding num
+        as a whole number, or None. A number is found where it is a maximal
+        run of digits and dots, the same as not being part of a longer
+        number: 13.8 is not in 13.81, 213.8 or 1.13.8."""
+        tclass = TIME_CLASS.get(unit) if "." not in num else None
+        key = (num, paths, tclass)
         if key not in self.cache:
-            rx = re.compile(r"(?<!\d)(?<!\d\.)%s(?!\d)(?!\.\d)" % re.escape(num))
-            files = self.backing.items()
-            if paths:
-                files = [(p, t) for p, t in files if any(p == q or p.startswith(q + "/") for q in paths)]
-            self.cache[key] = any(rx.search(t) for _, t in files)
+            hit = None
+            for p in self.backing:
+                if paths and not any(p == q or p.startswith(q + "/") for q in paths):
+                    continue
+                if (num, tclass) in self.timed(p) if tclass else num in self.tokens(p):
+                    hit = p
+                    break
+            self.cache[key] = hit
         return self.cache[key]
+
+    def timed(self, path):
+        """{(number, time class)} of the whole numbers a results file gives
+        as times (736 s, 17 minutes, "373-396 s", a cell of a table under a
+        heading naming its unit)."""
+        if path not in self.time_sets:
+            got, text = set(), self.backing[path]
+            if not path.endswith(".jsonl"):  # raw values: no units
+                got = {(num, TIME_CLASS[unit]) for _s, _e, num, unit, _own in figures_in(mask(text, URL_RE))
+                       if "." not in num and unit in TIME_CLASS}
+                # A markdown table under a heading that gives a time unit
+                # ("## In-kernel window per folio, 2MB THP, µs"): its cells.
+                table_units = set()
+                for line in text.splitlines():
+                    if line.startswith("#"):
+                        words = re.findall(r"(?<![/\w])[^\W\d_]+(?![/\w])",  # not GiB/s
+                                           re.sub(r"min\s*[-–]\s*max", "", line))
+                        table_units = {TIME_CLASS[w] for w in words if w in TIME_CLASS}
+                    elif table_units and line.startswith("|"):
+                        got |= {(t, c) for t in TOKEN_RE.findall(line) if "." not in t for c in table_units}
+            self.time_sets[path] = got
+        return self.time_sets[path]
+
+    def tokens(self, path):
+        if path not in self.token_sets:
+            self.token_sets[path] = set(TOKEN_RE.findall(self.backing[path]))
+        return self.token_sets[path]
 
     def sourced(self, num, unit):
         u = unit or ""
@@ -342,7 +395,11 @@ class Checker:
                 for s, e, num, unit, own in figures_in(body):
                     n = [ln for off, ln in starts if off <= s][-1]
                     self.checked += 1
-                    if self.sourced(num, unit) or self.found(num, named):
+                    src = self.sourced(num, unit) and SOURCES or self.found(num, named, unit)
+                    if src:
+                        if self.list:
+                            print("%s:%d: figure '%s' in %s"
+                                  % (name, n, shown(body, e, num, unit, own), src))
                         continue
                     self.unbacked += 1
                     where = "results/" if not named else \
@@ -373,12 +430,24 @@ class Checker:
             for n, line in enumerate(self.results[path].splitlines(), 1):
                 self.local_paths(path, n, line)
         print("figures: %d checked, %d unbacked, %d local paths" % (self.checked, self.unbacked, self.local))
+        if self.unbacked:
+            print("figures: for each: name the results file beside the figure (results/<dir>/...), "
+                  "add it to %s with whose it is and where it was published, or correct it" % SOURCES,
+                  file=sys.stderr)
         return 1 if self.unbacked or self.local else 0
 
 
 def main():
-    root = parse_args(sys.argv[1:])
-    sys.exit(Checker(root).run())
+    argv = sys.argv[1:]
+    listing = "--list" in argv
+    root = parse_args([a for a in argv if a != "--list"])
+    try:
+        rc = Checker(root, listing).run()
+        sys.stdout.flush()
+    except BrokenPipeError:  # scripts/figures --list | head
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        rc = 1
+    sys.exit(rc)
 
 
 if __name__ == "__main__":

@@ -7,11 +7,17 @@ QEMU TCG with bench/icount/icount-plugin.c).
       The guest virtual address range of every function of each object
       (relative to BUILD_DIR, e.g. mm/userfaultfd.o) in BUILD_DIR/vmlinux,
       written to OUT as "OBJ:FUNC START END" lines for the plugin, plus one
-      "kernel:text" range (_stext to _etext). Functions of MAIN_OBJ that
-      cannot be placed are an error; of a callee object, a warning.
+      "kernel:text" range (_stext to _etext), and the "@" directives of the
+      plugin's gated whole-kernel count (the ioctl handler, the interrupt
+      and exception entries, __schedule, the context switch: see
+      gate_directives). Functions of MAIN_OBJ that cannot be placed, or a
+      directive's symbol missing, are an error; of a callee object, a
+      warning.
   icount.py report RUN_DIR
       RUN_DIR/manifest.json + the plugin outputs it names -> counts.json
-      and report.md in RUN_DIR.
+      and report.md in RUN_DIR: per step, the main object's count per page
+      and per function, the callee objects', and the whole kernel's: the
+      gated count (exact) beside kernel:text (not exact).
 
 Errors: one line "icount.py: error: ..." on stderr, exit status 1.
 """
@@ -97,6 +103,170 @@ def place(funcs, syms):
     return sorted(placed, key=lambda p: p[1]), lost
 
 
+def elf_machine(path):
+    with open(path, "rb") as f:
+        head = f.read(20)
+    if head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+        die(f"{path} is not a 64-bit little-endian ELF file")
+    return {62: "x86_64", 183: "arm64"}.get(int.from_bytes(head[18:20], "little"))
+
+
+def all_symbols(path):
+    """name -> [address] of every text symbol in vmlinux, sized or not."""
+    syms = {}
+    for line in run(["nm", "--defined-only", path]).splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "tTwW":
+            syms.setdefault(parts[2], []).append(int(parts[0], 16))
+    return syms
+
+
+def disassemble(path, start, end, arch):
+    """[(address, mnemonic and operands)] of vmlinux's code in [start, end)."""
+    tool = "objdump"
+    if arch == "arm64" and os.uname().machine != "aarch64":
+        tool = "aarch64-linux-gnu-objdump"
+    out = run([tool, "-d", "--no-show-raw-insn", f"--start-address={start:#x}",
+               f"--stop-address={end:#x}", path])
+    insns = []
+    for line in out.splitlines():
+        # ffffffff81a0b2c0:	mov    %rsp,0x598(%rdi)
+        head, sep, rest = line.partition(":\t")
+        if not sep:
+            continue
+        try:
+            insns.append((int(head.strip(), 16), " ".join(rest.split())))
+        except ValueError:
+            continue
+    return insns
+
+
+def gate_directives(vmlinux, syms):
+    """The plugin's gated count: where a system call of the mover starts
+    (@gate), the interrupt entries (@async: not counted, with all they
+    nest) and exception entries (@sync: counted as the code they
+    interrupt), __schedule (@schedule, a statistic) and the context
+    switch's stack pointer store and load (@switch-out, @switch-in: the
+    address they access names the task). See bench/icount/icount-plugin.c."""
+    arch = elf_machine(vmlinux)
+    names = all_symbols(vmlinux)
+
+    def one(name):
+        a = names.get(name, [])
+        if len(a) != 1:
+            die(f"{vmlinux}: {'no' if not a else 'more than one'} symbol {name} (for the gated count)")
+        return a[0]
+
+    def sized(name):
+        c = syms.get(name, [])
+        if len(c) != 1 or not c[0][1]:
+            die(f"{vmlinux}: no single sized symbol {name} (for the gated count)")
+        return c[0]
+
+    def rets(name, what):
+        """The addresses of name's return instructions ("ret", or with
+        return thunks the jump to __x86_return_thunk)."""
+        a, size = sized(name)
+        found, outside = [], []
+        for addr, text in disassemble(vmlinux, a, a + size, arch):
+            mnem = text.split(" ", 1)[0]
+            if mnem.startswith("ret") or (mnem.startswith("jmp") and "<__x86_return_thunk" in text):
+                found.append(addr)
+            elif mnem in ("jmp", "b") and "<" in text:
+                target = text.split("<", 1)[1].split(">", 1)[0]
+                if not target.startswith(name + "+") and target != name:
+                    outside.append(target)
+        if not found:
+            die(f"{vmlinux}: no return instruction in {name} ({what}, for the gated count)")
+        if outside:
+            warn(f"{name} jumps out of itself (tail calls to {', '.join(sorted(set(outside))[:4])}): "
+                 f"{what} ends there only at the return to user mode")
+        return found
+
+    out = [f"# gated count ({arch})"]
+    gate = "__x64_sys_ioctl" if arch == "x86_64" else "__arm64_sys_ioctl"
+    if arch in ("x86_64", "arm64"):
+        out.append(f"@gate {one(gate):#x}")
+        out += [f"@gate-end {a:#x}" for a in rets(gate, "the gate")]
+        # Not counted, from the entry to the return, in the task that
+        # entered them: __schedule, and the preemption entries that
+        # preempt_enable() calls when a reschedule is pending: whether
+        # the mover is preempted depends on timing. How often __schedule
+        # ran is a statistic.
+        for fn in ("__schedule", "preempt_schedule_thunk", "preempt_schedule_notrace_thunk",
+                   "preempt_schedule", "preempt_schedule_notrace"):
+            if fn != "__schedule" and fn not in names:
+                continue
+            out.append(f"@pause {one(fn):#x}")
+            out += [f"@resume {a:#x} {one(fn):#x}" for a in rets(fn, "the pause")]
+    if arch == "x86_64":
+        # The IDT's targets. External interrupts: one stub per vector in
+        # irq_entries_start, spurious_entries_start (they jump to
+        # asm_common_interrupt / asm_spurious_interrupt, which are not
+        # entries). System vectors: asm_sysvec_*. NMI and #MC come
+        # asynchronously too; the other asm_exc_* are raised by the code
+        # they interrupt (page faults in uaccess, int3, ud2 of WARN).
+        for stubs in ("irq_entries_start", "spurious_entries_start"):
+            if stubs in syms:
+                a, size = sized(stubs)
+                out.append(f"@async {a:#x} {a + size:#x}")
+            elif stubs == "irq_entries_start":
+                die(f"{vmlinux}: no symbol irq_entries_start (for the gated count)")
+        n_async = n_sync = 0
+        for name in sorted(names):
+            if name.startswith("asm_sysvec_") or name in ("asm_exc_nmi", "asm_exc_machine_check"):
+                out.append(f"@async {one(name):#x}")
+                n_async += 1
+            elif name.startswith("asm_exc_") or name == "asm_int80_emulation":
+                out.append(f"@sync {one(name):#x}")
+                n_sync += 1
+        if not n_async or "asm_exc_page_fault" not in names:
+            die(f"{vmlinux}: no asm_sysvec_* or asm_exc_page_fault symbols (for the gated count)")
+        if "asm_fred_entrypoint_kernel" in names:
+            # FRED delivers through two entry points, not the IDT; the
+            # guest CPU (QEMU 7.2's TCG "max") has no FRED, so the IDT
+            # is what runs. Said here so that a FRED guest is not
+            # measured silently wrong.
+            out.append("# CONFIG_X86_FRED is built in; the guest CPU must not have FRED")
+        sw, size = sized("__switch_to_asm")
+        store = load = None
+        for a, text in disassemble(vmlinux, sw, sw + size, arch):
+            if store is None and text.startswith("mov ") and text.endswith("(%rdi)") and "%rsp," in text:
+                store = a
+            elif load is None and text.startswith("mov ") and text.endswith("(%rsi),%rsp"):
+                load = a
+        if store is None or load is None:
+            die(f"{vmlinux}: no stack pointer store and load in __switch_to_asm (for the gated count)")
+        out += [f"@switch-out {store:#x}", f"@switch-in {load:#x}"]
+    elif arch == "arm64":
+        v = one("vectors")
+        # Exceptions taken from EL1 with SP_EL1: sync, IRQ, FIQ, SError.
+        out += [f"@sync {v + 0x200:#x}", f"@async {v + 0x280:#x}",
+                f"@async {v + 0x300:#x}", f"@async {v + 0x380:#x}"]
+        sw, size = sized("cpu_switch_to")
+        insns = disassemble(vmlinux, sw, sw + size, arch)
+        # add x8, x0, x10 ... stp x19, x20, [x8], #16 (prev's cpu_context);
+        # add x8, x1, x10 ... ldp x19, x20, [x8], #16 (next's)
+        store = load = None
+        base = None
+        for a, text in insns:
+            if text.startswith("add x8, x0,"):
+                base = "prev"
+            elif text.startswith("add x8, x1,"):
+                base = "next"
+            elif base == "prev" and store is None and text.startswith(("stp ", "str ")) and "[x8" in text:
+                store = a
+            elif base == "next" and load is None and text.startswith(("ldp ", "ldr ")) and "[x8" in text:
+                load = a
+        if store is None or load is None:
+            die(f"{vmlinux}: no cpu_context store and load in cpu_switch_to (for the gated count)")
+        out += [f"@switch-out {store:#x}", f"@switch-in {load:#x}"]
+    else:
+        die(f"{vmlinux}: the gated count knows x86_64 and arm64 kernels only")
+    out.append(f"@schedule {one('__schedule'):#x}")
+    return out
+
+
 def cmd_ranges(build, out, main, callees):
     vmlinux = os.path.join(build, "vmlinux")
     smap = os.path.join(build, "System.map")
@@ -131,6 +301,7 @@ def cmd_ranges(build, out, main, callees):
                 text[parts[2]] = int(parts[0], 16)
     if len(text) == 2:
         lines.append(f"kernel:text {text['_stext']:#x} {text['_etext']:#x}")
+    lines += gate_directives(vmlinux, syms)
     tmp = out + ".tmp"
     with open(tmp, "w") as f:
         f.write("# NAME START END (guest virtual, END exclusive), from "
@@ -145,12 +316,39 @@ def read_counts(path):
         die(f"no plugin output {path}")
     counts = {}
     with open(path) as f:
-        for line in f:
+        for no, line in enumerate(f, 1):
             if line.startswith("#") or not line.strip():
                 continue
-            name, _, _, insns, entries = line.rstrip("\n").split("\t")
-            counts[name] = (int(insns), int(entries))
+            try:
+                name, _, _, insns, entries = line.rstrip("\n").split("\t")
+                counts[name] = (int(insns), int(entries))
+            except ValueError:
+                die(f"{path}:{no}: not a plugin output line (NAME START END INSNS ENTRIES)")
     return counts
+
+
+GATED = "gated:kernel"
+GATED_LABEL = "kernel (mover's syscalls, no interrupts)"
+
+
+def gated_row(runs, zero, pages):
+    """The whole-kernel figures of one step: the gated count (exact) and,
+    beside it, kernel:text (every instruction in the kernel's text while
+    the guest runs, interrupts and other tasks included: not exact)."""
+    if not all(GATED in c for c in runs + [zero]):
+        return None
+    g = [r[GATED][0] for r in runs]
+    t = [r.get("kernel:text", (0, 0))[0] for r in runs]
+    stats = [{n.split(":", 1)[1]: c[0] for n, c in r.items() if n.startswith("gated:") and n != GATED}
+             for r in runs]
+    zstats = {n.split(":", 1)[1]: c[0] for n, c in zero.items() if n.startswith("gated:") and n != GATED}
+    return {"insns": g, "insns_zero": zero[GATED][0],
+            "per_page": (g[0] - zero[GATED][0]) / pages,
+            "per_page_boots": [(x - zero[GATED][0]) / pages for x in g],
+            "boots_spread": max(g) - min(g),
+            "stats": stats, "stats_zero": zstats,
+            "text_insns": t, "text_insns_zero": zero.get("kernel:text", (0, 0))[0],
+            "text_per_page_boots": [(x - zero.get("kernel:text", (0, 0))[0]) / pages for x in t]}
 
 
 def group_of(name):
@@ -163,6 +361,65 @@ def fmt(x, nd=2):
 
 def signed(x, nd=2):
     return ("+" if x > 0 else "") + f"{x:,.{nd}f}"
+
+
+def whole_kernel_md(rows, pages):
+    md = [f"Whole kernel, instructions per page: **{GATED_LABEL}**, exact: every "
+          "instruction at a kernel address that the mover executes in the handler of its "
+          "ioctl system calls (__x64_sys_ioctl / __arm64_sys_ioctl, from its entry to its "
+          "return), every callee included, and the exceptions that code raises itself "
+          "(\"exceptions\": page faults in uaccess, ...); excluded: asynchronous "
+          "interrupts and all they run (timer ticks, IPIs, device interrupts, softirqs "
+          "run on their exit, preemptions from them: \"interrupts\" gives how many), "
+          "the system call's entry and exit code around the handler, other tasks (the gate "
+          "follows the task across context switches), and __schedule with the preemption "
+          "entries of preempt_enable() from their entry to their return: \"__schedule\" is "
+          "how often the system call itself entered __schedule (voluntary context switches "
+          "and preemptions, not counted; its own instructions would depend on timing), "
+          "\"preempted in irq\" how often an interrupt of it did. Beside it, "
+          "kernel:text, every instruction in the kernel's text while the guest ran: "
+          "interrupts and other tasks included, so not exact (its boots differ).", "",
+          f"| step | {GATED_LABEL}, boot(s) | 0-round boot | per page | Δ vs base | Δ vs previous "
+          "| per page, each boot | kernel:text per page, each boot (not exact) "
+          "| __schedule | preempted in irq | interrupts | exceptions |",
+          "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    base = rows[0]["kernel_gated"]["per_page"]
+    prev = None
+    for r in rows:
+        k = r["kernel_gated"]
+
+        def d(name):  # in each moving boot
+            return " / ".join(fmt(st.get(name, 0)) for st in k["stats"])
+        k["delta_base"] = k["per_page"] - base
+        k["delta_prev"] = k["per_page"] - prev if prev is not None else 0.0
+        prev = k["per_page"]
+        md.append(f"| {r['name']} | {' / '.join(fmt(x) for x in k['insns'])} | {fmt(k['insns_zero'])} "
+                  f"| {fmt(k['per_page'])} | {signed(k['delta_base'])} | {signed(k['delta_prev'])} "
+                  f"| {' / '.join(f'{x:,.4f}' for x in k['per_page_boots'])} "
+                  f"| {' / '.join(fmt(x) for x in k['text_per_page_boots'])} "
+                  f"| {d('schedule-in-syscall')} | {d('schedule-in-interrupt')} "
+                  f"| {d('interrupts')} | {d('exceptions-counted')} |")
+    md.append("")
+    multi = [r for r in rows if len(r["kernel_gated"]["insns"]) > 1]
+    if multi:
+        md += ["Boots of the same kernel, whole kernel: " + "; ".join(
+            f"{r['name']}: gated " + ("identical" if not r["kernel_gated"]["boots_spread"] else
+                                      f"differ by {fmt(r['kernel_gated']['boots_spread'])} instructions "
+                                      f"({r['kernel_gated']['boots_spread'] / pages:.4f} per page)") +
+            ", kernel:text differs by " +
+            f"{max(r['kernel_gated']['text_per_page_boots']) - min(r['kernel_gated']['text_per_page_boots']):,.2f} per page"
+            for r in multi), ""]
+    odd = []
+    for r in rows:
+        for b, st in enumerate(r["kernel_gated"]["stats"] + [r["kernel_gated"]["stats_zero"]]):
+            for name in ("user-in-frame", "frame-overflow", "task-table-full", "sysret-in-frame",
+                         "user-in-gate"):
+                if st.get(name):
+                    odd.append(f"{r['name']} boot {b + 1 if b < len(r['kernel_gated']['stats']) else '0-round'}: "
+                               f"{name} {st[name]}")
+    md += ["Gate anomalies (the gate lost track; the count of that boot is suspect): " +
+           ("; ".join(odd) if odd else "none"), ""]
+    return md
 
 
 def cmd_report(rundir):
@@ -178,7 +435,7 @@ def cmd_report(rundir):
           f"UFFDIO_MOVE of {man['size_mb']} MB of 4 KB pages, {man['rounds']} round trips "
           f"= {man['pages']} page moves per boot (bench/icount/uffdmove4k), "
           f"1 vCPU, kernel base {man['base'][:12]} with mm/userfaultfd.c of each step.",
-          f"Host: {man['cpu']}; {man['qemu']}; plugin mode inline (exact counts).", "",
+          f"Host: {man['cpu']}; {man['qemu']}; plugin: inline counts per function, TB callbacks for the gated whole-kernel count (both exact).", "",
           "Per page = (instructions in the object during a boot that moves, minus "
           "a boot that runs the program with 0 round trips) / page moves. "
           "Callees outside the object are not in its count (see the callee table).", ""]
@@ -206,7 +463,7 @@ def cmd_report(rundir):
             groups = {}
             for n in names:
                 g = group_of(n)
-                if g == main:
+                if g in (main, "gated"):
                     continue
                 d = runs[0].get(n, (0, 0))[0] - zero.get(n, (0, 0))[0]
                 gg = groups.setdefault(g, {"per_page": 0.0, "functions": {}})
@@ -218,7 +475,8 @@ def cmd_report(rundir):
                    "per_page": (totals[0] - tot(zero)) / pages,
                    "boots_agree": len(set(totals)) == 1,
                    "boots_spread": max(totals) - min(totals),
-                   "functions": per_fn, "callees": groups}
+                   "functions": per_fn, "callees": groups,
+                   "kernel_gated": gated_row(runs, zero, pages)}
             rows.append(row)
         base = rows[0]["per_page"]
         prev = None
@@ -243,6 +501,8 @@ def cmd_report(rundir):
                  f"counts differ by at most {fmt(max(r['insns']) - min(r['insns']))} instructions "
                  f"({(max(r['insns']) - min(r['insns'])) / pages:.4f} per page)")
                 for r in rows if len(r["insns"]) > 1), ""]
+        if all(r["kernel_gated"] for r in rows):
+            md += whole_kernel_md(rows, pages)
         # per-function table
         fnames = []
         for r in rows:
@@ -262,7 +522,8 @@ def cmd_report(rundir):
         gnames = sorted({g for r in rows for g in r["callees"]})
         if gnames:
             md += ["Out-of-line callees, instructions per page in each object "
-                   "(kernel:text is the whole kernel, interrupts included: not exact):", "",
+                   "(kernel:text is every instruction in the kernel's text, interrupts and other "
+                   "tasks included: not exact; the exact whole-kernel figure is the gated one above):", "",
                    "| object | " + " | ".join(r["name"] for r in rows) + " |",
                    "| --- |" + " ---: |" * len(rows)]
             for g in gnames:

@@ -55,6 +55,9 @@
  *                           counted code: __schedule, the preemption
  *                           entries, whose running depends on timing
  *   @schedule ADDR          entries counted in the gate's statistics
+ *   @apart START END        of the gated count, what falls in these ranges
+ *                           is also given apart (gated:apart): the page
+ *                           allocator, whose work depends on its state
  *   @switch-out ADDR        the instruction of the context switch that
  *   @switch-in ADDR         stores the previous task's stack pointer /
  *                           loads the next one's: the address it accesses
@@ -129,6 +132,7 @@ struct gate_tb {
 	uint32_t insns;		/* kernel instructions in the block */
 	uint64_t pause;		/* TB_PAUSE: the function (its address) */
 	uint64_t resume;	/* TB_RESUME: the function it returns from */
+	uint32_t apart;		/* instructions in @apart ranges */
 };
 
 /* What follows a task across context switches. */
@@ -142,7 +146,8 @@ struct task_state {
 enum {
 	ST_INSNS, ST_GATES, ST_SCHED_COUNTED, ST_SCHED_GATED, ST_ASYNC_GATED,
 	ST_SYNC_COUNTED, ST_ERET_GATED, ST_SWITCHES, ST_SWITCHES_GATED,
-	ST_USER_IN_FRAME, ST_OVERFLOW, ST_TASKS_FULL, ST_SYSRET_IN_FRAME, ST_USER_IN_GATE, NSTATS
+	ST_USER_IN_FRAME, ST_OVERFLOW, ST_TASKS_FULL, ST_SYSRET_IN_FRAME, ST_USER_IN_GATE,
+	ST_APART, NSTATS
 };
 static const char *const stat_names[NSTATS] = {
 	[ST_INSNS] = "gated:kernel",		/* the count */
@@ -159,6 +164,7 @@ static const char *const stat_names[NSTATS] = {
 	[ST_TASKS_FULL] = "gated:task-table-full",	/* anomaly */
 	[ST_SYSRET_IN_FRAME] = "gated:sysret-in-frame",	/* anomaly */
 	[ST_USER_IN_GATE] = "gated:user-in-gate",	/* the gate's end was missed */
+	[ST_APART] = "gated:apart",	/* of the count, in the @apart ranges */
 };
 
 struct addr_set {
@@ -166,6 +172,7 @@ struct addr_set {
 	struct { uint64_t start, end; uint32_t flag; } *r;
 };
 static struct addr_set gate_addrs;	/* gate, async, sync, schedule */
+static struct addr_set apart;		/* counted, and also reported apart */
 static uint64_t *switch_out, *switch_in, *gate_ends, *resumes, *resume_of;
 static size_t nswitch_out, nswitch_in, ngate_ends, nresumes, nresume_of;
 static bool gated;
@@ -275,7 +282,8 @@ static bool read_ranges_file(const char *path)
 				continue;
 			snprintf(name, sizeof(name), "%s:%u", path, lineno);
 			fail("bad directive %s (want @gate|@gate-end|@schedule|@pause|@switch-out|"
-			     "@switch-in ADDR, @async|@sync START [END], or @resume ADDR FUNCTION)", name);
+			     "@switch-in ADDR, @async|@sync START [END], @apart START END, "
+			     "or @resume ADDR FUNCTION)", name);
 			fclose(f);
 			return false;
 		}
@@ -401,6 +409,8 @@ static bool parse_directive(const char *line)
 		return add_addr(&gate_addrs, s, e, TB_SYNC);
 	if (!strcmp(kind, "schedule") && n == 2)
 		return add_addr(&gate_addrs, s, e, TB_SCHED);
+	if (!strcmp(kind, "apart") && n == 3)
+		return add_addr(&apart, s, e, 0);
 	if (!strcmp(kind, "pause") && n == 2)
 		return add_addr(&gate_addrs, s, e, TB_PAUSE);
 	if (!strcmp(kind, "gate-end") && n == 2)
@@ -491,8 +501,10 @@ static void gate_exec(unsigned int vcpu, void *udata)
 	}
 	if ((f & TB_PAUSE) && counting(t))
 		t->paused = g->pause;
-	if (counting(t))
+	if (counting(t)) {
 		v->stats[ST_INSNS] += g->insns;
+		v->stats[ST_APART] += g->apart;
+	}
 	if ((f & TB_RESUME) && t->paused == g->resume && !t->async)
 		t->paused = 0;
 	if ((f & TB_GATE_END) && t->gate && !t->depth) {
@@ -622,6 +634,16 @@ static void gate_trans(struct qemu_plugin_tb *tb, uint64_t first, size_t n)
 			}
 		if (g->flags & TB_PAUSE)
 			g->pause = first;
+		for (i = 0; i < n && apart.n; i++) {
+			uint64_t va = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i));
+			size_t k;
+
+			for (k = 0; k < apart.n; k++)
+				if (va >= apart.r[k].start && va < apart.r[k].end) {
+					g->apart++;
+					break;
+				}
+		}
 		for (i = 0; i < n && (nswitch_out || nswitch_in); i++) {
 			struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 			uint64_t va = qemu_plugin_insn_vaddr(insn);

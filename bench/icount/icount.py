@@ -36,7 +36,14 @@ def warn(msg):
     sys.stderr.write(f"icount.py: warning: {msg}\n")
 
 
+# binutils for the kernel's architecture: the host's, or aarch64-linux-gnu-
+# ones for an arm64 kernel on another host (set by cmd_ranges)
+TOOLS = ""
+
+
 def run(cmd):
+    if cmd[0] in ("nm", "objdump"):
+        cmd = [TOOLS + cmd[0]] + cmd[1:]
     try:
         return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     except FileNotFoundError:
@@ -123,10 +130,7 @@ def all_symbols(path):
 
 def disassemble(path, start, end, arch):
     """[(address, mnemonic and operands)] of vmlinux's code in [start, end)."""
-    tool = "objdump"
-    if arch == "arm64" and os.uname().machine != "aarch64":
-        tool = "aarch64-linux-gnu-objdump"
-    out = run([tool, "-d", "--no-show-raw-insn", f"--start-address={start:#x}",
+    out = run(["objdump", "-d", "--no-show-raw-insn", f"--start-address={start:#x}",
                f"--stop-address={end:#x}", path])
     insns = []
     for line in out.splitlines():
@@ -239,10 +243,16 @@ def gate_directives(vmlinux, syms):
             die(f"{vmlinux}: no stack pointer store and load in __switch_to_asm (for the gated count)")
         out += [f"@switch-out {store:#x}", f"@switch-in {load:#x}"]
     elif arch == "arm64":
-        v = one("vectors")
-        # Exceptions taken from EL1 with SP_EL1: sync, IRQ, FIQ, SError.
-        out += [f"@sync {v + 0x200:#x}", f"@async {v + 0x280:#x}",
-                f"@async {v + 0x300:#x}", f"@async {v + 0x380:#x}"]
+        # Exceptions taken from EL1 with SP_EL1: sync, IRQ, FIQ, SError,
+        # in vectors and in each 2 KB table of __bp_harden_el1_vectors
+        # (a CPU with a Spectre-BHB mitigation runs with one of those).
+        tables = [one("vectors")]
+        if "__bp_harden_el1_vectors" in syms:
+            a, size = sized("__bp_harden_el1_vectors")
+            tables += list(range(a, a + size, 0x800))
+        for v in tables:
+            out += [f"@sync {v + 0x200:#x}", f"@async {v + 0x280:#x}",
+                    f"@async {v + 0x300:#x}", f"@async {v + 0x380:#x}"]
         sw, size = sized("cpu_switch_to")
         insns = disassemble(vmlinux, sw, sw + size, arch)
         # add x8, x0, x10 ... stp x19, x20, [x8], #16 (prev's cpu_context);
@@ -273,6 +283,9 @@ def cmd_ranges(build, out, main, callees):
     for f in (vmlinux, smap):
         if not os.path.isfile(f):
             die(f"no {f} (build the kernel first)")
+    global TOOLS
+    if elf_machine(vmlinux) == "arm64" and os.uname().machine != "aarch64":
+        TOOLS = "aarch64-linux-gnu-"
     syms = vmlinux_symbols(vmlinux)
     lines = []
     for obj in [main] + callees:
@@ -301,7 +314,23 @@ def cmd_ranges(build, out, main, callees):
                 text[parts[2]] = int(parts[0], 16)
     if len(text) == 2:
         lines.append(f"kernel:text {text['_stext']:#x} {text['_etext']:#x}")
-    lines += gate_directives(vmlinux, syms)
+    gate = gate_directives(vmlinux, syms)
+    # Of the gated count, the page allocator's share is also given apart:
+    # how much it works for an allocation (a refill of its per-CPU lists
+    # from the buddy lists, a split) depends on its state, which boot
+    # timing changes (seen: 3 instructions per page more in one boot of
+    # five, all in __rmqueue_pcplist, expand, __add_to_free_list, ...).
+    for obj in APART:
+        path = os.path.join(build, obj)
+        if not os.path.isfile(path):
+            warn(f"no object {path}: the gated count has no {obj} share apart")
+            continue
+        placed, lost = place(object_functions(path), syms)
+        if lost:
+            warn(f"{obj}: cannot place {len(lost)} function(s) for the gated count's share apart: "
+                 f"{' '.join(lost[:8])}")
+        gate += [f"@apart {s:#x} {e:#x}" for _, s, e in placed]
+    lines += gate
     tmp = out + ".tmp"
     with open(tmp, "w") as f:
         f.write("# NAME START END (guest virtual, END exclusive), from "
@@ -329,6 +358,8 @@ def read_counts(path):
 
 GATED = "gated:kernel"
 GATED_LABEL = "kernel (mover's syscalls, no interrupts)"
+APART = ["mm/page_alloc.o", "mm/vmstat.o"]
+APART_LABEL = "without the page allocator"
 
 
 def gated_row(runs, zero, pages):
@@ -338,6 +369,10 @@ def gated_row(runs, zero, pages):
     if not all(GATED in c for c in runs + [zero]):
         return None
     g = [r[GATED][0] for r in runs]
+    ap = [r.get("gated:apart", (0, 0))[0] for r in runs]
+    zap = zero.get("gated:apart", (0, 0))[0]
+    x = [a - b for a, b in zip(g, ap)]
+    zx = zero[GATED][0] - zap
     t = [r.get("kernel:text", (0, 0))[0] for r in runs]
     stats = [{n.split(":", 1)[1]: c[0] for n, c in r.items() if n.startswith("gated:") and n != GATED}
              for r in runs]
@@ -347,6 +382,11 @@ def gated_row(runs, zero, pages):
             "per_page_boots": [(x - zero[GATED][0]) / pages for x in g],
             "boots_spread": max(g) - min(g),
             "stats": stats, "stats_zero": zstats,
+            "apart_per_page_boots": [(a - zap) / pages for a in ap],
+            "exact_insns": x, "exact_insns_zero": zx,
+            "exact_per_page": (x[0] - zx) / pages,
+            "exact_per_page_boots": [(a - zx) / pages for a in x],
+            "exact_boots_spread": max(x) - min(x),
             "text_insns": t, "text_insns_zero": zero.get("kernel:text", (0, 0))[0],
             "text_per_page_boots": [(x - zero.get("kernel:text", (0, 0))[0]) / pages for x in t]}
 
@@ -364,7 +404,7 @@ def signed(x, nd=2):
 
 
 def whole_kernel_md(rows, pages):
-    md = [f"Whole kernel, instructions per page: **{GATED_LABEL}**, exact: every "
+    md = [f"Whole kernel, instructions per page: **{GATED_LABEL}**: every "
           "instruction at a kernel address that the mover executes in the handler of its "
           "ioctl system calls (__x64_sys_ioctl / __arm64_sys_ioctl, from its entry to its "
           "return), every callee included, and the exceptions that code raises itself "
@@ -376,38 +416,52 @@ def whole_kernel_md(rows, pages):
           "entries of preempt_enable() from their entry to their return: \"__schedule\" is "
           "how often the system call itself entered __schedule (voluntary context switches "
           "and preemptions, not counted; its own instructions would depend on timing), "
-          "\"preempted in irq\" how often an interrupt of it did. Beside it, "
-          "kernel:text, every instruction in the kernel's text while the guest ran: "
-          "interrupts and other tasks included, so not exact (its boots differ).", "",
-          f"| step | {GATED_LABEL}, boot(s) | 0-round boot | per page | Δ vs base | Δ vs previous "
-          "| per page, each boot | kernel:text per page, each boot (not exact) "
+          "\"preempted in irq\" how often an interrupt of it did. "
+          f"**{APART_LABEL}** is that count less its share in the page allocator "
+          f"({', '.join(APART)}, given apart): the exact figure, the same in every boot "
+          "of a kernel up to a few instructions (the allocator's work for the page tables "
+          "the move allocates depends on the state of its lists, which boot timing changes: "
+          "seen 3 per page more in one boot of five). Beside them, kernel:text, every "
+          "instruction in the kernel's text while the guest ran: interrupts and other tasks "
+          "included, so not exact.", "",
+          f"| step | {APART_LABEL} (exact), boot(s) | 0-round boot | per page | Δ vs base "
+          f"| Δ vs previous | per page, each boot | page allocator per page, each boot "
+          f"| {GATED_LABEL}, per page, each boot | kernel:text per page, each boot (not exact) "
           "| __schedule | preempted in irq | interrupts | exceptions |",
-          "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    base = rows[0]["kernel_gated"]["per_page"]
+          "| --- |" + " ---: |" * 13]
+    base = rows[0]["kernel_gated"]["exact_per_page"]
     prev = None
     for r in rows:
         k = r["kernel_gated"]
 
         def d(name):  # in each moving boot
             return " / ".join(fmt(st.get(name, 0)) for st in k["stats"])
-        k["delta_base"] = k["per_page"] - base
-        k["delta_prev"] = k["per_page"] - prev if prev is not None else 0.0
-        prev = k["per_page"]
-        md.append(f"| {r['name']} | {' / '.join(fmt(x) for x in k['insns'])} | {fmt(k['insns_zero'])} "
-                  f"| {fmt(k['per_page'])} | {signed(k['delta_base'])} | {signed(k['delta_prev'])} "
-                  f"| {' / '.join(f'{x:,.4f}' for x in k['per_page_boots'])} "
-                  f"| {' / '.join(fmt(x) for x in k['text_per_page_boots'])} "
+
+        def pp(v, nd=2):
+            return " / ".join(f"{x:,.{nd}f}" for x in v)
+        k["delta_base"] = k["exact_per_page"] - base
+        k["delta_prev"] = k["exact_per_page"] - prev if prev is not None else 0.0
+        prev = k["exact_per_page"]
+        md.append(f"| {r['name']} | {' / '.join(fmt(x) for x in k['exact_insns'])} "
+                  f"| {fmt(k['exact_insns_zero'])} | {fmt(k['exact_per_page'])} "
+                  f"| {signed(k['delta_base'])} | {signed(k['delta_prev'])} "
+                  f"| {pp(k['exact_per_page_boots'], 4)} | {pp(k['apart_per_page_boots'])} "
+                  f"| {pp(k['per_page_boots'])} | {pp(k['text_per_page_boots'])} "
                   f"| {d('schedule-in-syscall')} | {d('schedule-in-interrupt')} "
                   f"| {d('interrupts')} | {d('exceptions-counted')} |")
     md.append("")
     multi = [r for r in rows if len(r["kernel_gated"]["insns"]) > 1]
+
+    def spread(v):
+        return max(v) - min(v)
     if multi:
         md += ["Boots of the same kernel, whole kernel: " + "; ".join(
-            f"{r['name']}: gated " + ("identical" if not r["kernel_gated"]["boots_spread"] else
-                                      f"differ by {fmt(r['kernel_gated']['boots_spread'])} instructions "
-                                      f"({r['kernel_gated']['boots_spread'] / pages:.4f} per page)") +
-            ", kernel:text differs by " +
-            f"{max(r['kernel_gated']['text_per_page_boots']) - min(r['kernel_gated']['text_per_page_boots']):,.2f} per page"
+            f"{r['name']}: {APART_LABEL} " +
+            ("identical" if not r["kernel_gated"]["exact_boots_spread"] else
+             f"differs by {fmt(r['kernel_gated']['exact_boots_spread'])} instructions "
+             f"({r['kernel_gated']['exact_boots_spread'] / pages:.4f} per page)") +
+            f", with the page allocator by {spread(r['kernel_gated']['insns']) / pages:.4f} per page"
+            f", kernel:text by {spread(r['kernel_gated']['text_per_page_boots']):,.2f} per page"
             for r in multi), ""]
     odd = []
     for r in rows:

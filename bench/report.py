@@ -21,8 +21,9 @@
                            (older runs) skip that check, with a note
   report.py --check-guest FILE...  the same, and movebench's main figures
                            are all there
-  report.py --newest PATH...  the finished run (report.md and meta.json)
-                           with the latest meta.json date, among the PATHs
+  report.py --newest PATH...  the finished benchmark run (report.md and a
+                           meta.json naming the patched kernel) with the
+                           latest meta.json date, among the PATHs
                            and the directories right under them
   report.py --counts FILE...  the counts table alone, one boot per file
                            (what scripts/bench --smoke prints)
@@ -932,8 +933,13 @@ def newest(paths):
         for d in [p] + (sorted(p.iterdir()) if p.is_dir() else []):
             if (d / "report.md").is_file() and (d / "meta.json").is_file():
                 try:
-                    date = json.load(open(d / "meta.json"))["date"]
+                    meta = json.load(open(d / "meta.json"))
+                    date = meta["date"]
                 except (ValueError, KeyError, OSError):
+                    continue
+                # a benchmark run names its two kernels (make icount's
+                # runs, which also have a report.md, do not)
+                if "patched_kernel" not in meta:
                     continue
                 runs.append((date, d.name, str(d)))
     if not runs:

@@ -277,6 +277,70 @@ def gate_directives(vmlinux, syms):
     return out
 
 
+def insn_ranges(vmlinux, placed, out):
+    """With ICOUNT_INSNS="FUNC ...", one range per instruction of these
+    functions of the main object ("insn:FUNC+0xOFF"), to see where in a
+    function the count goes; their disassembly goes to OUT.insns."""
+    want = os.environ.get("ICOUNT_INSNS", "").split()
+    if not want:
+        return []
+    arch = elf_machine(vmlinux)
+    lines, text = [], []
+    for w in want:
+        hits = [(s, e) for n, s, e in placed if n == w]
+        if len(hits) > 1:
+            die(f"ICOUNT_INSNS: '{w}' is ambiguous in the main object")
+        if not hits:
+            warn(f"ICOUNT_INSNS: no function '{w}' in the main object of this step")
+            continue
+        s, e = hits[0]
+        insns = disassemble(vmlinux, s, e, arch)
+        for i, (a, t) in enumerate(insns):
+            nxt = insns[i + 1][0] if i + 1 < len(insns) else e
+            name = f"insn:{w}+{a - s:#x}"
+            lines.append(f"{name} {a:#x} {nxt:#x}")
+            text.append(f"{name}\t{t}")
+    tmp = out + ".insns.tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(text) + "\n")
+    os.replace(tmp, out + ".insns")
+    return lines
+
+
+def insns_md(rundir, cname, rows_runs, pages):
+    """Per-instruction counts (ICOUNT_INSNS) of each step, per page."""
+    md = []
+    for vname, runs, zero, ranges in rows_runs:
+        names = [n for n in runs[0] if n.startswith("insn:")]
+        if not names:
+            continue
+        dis = {}
+        if os.path.isfile(ranges):
+            with open(ranges) as f:
+                for line in f:
+                    n, _, t = line.rstrip("\n").partition("\t")
+                    dis[n] = t
+        md += [f"## {cname}, {vname}: instructions per page, each instruction", "",
+               "(blank: not executed while moving; lines run less than once per 100 pages are blank too)", ""]
+        func = None
+        total = 0.0
+        def key(n):
+            f, off = n[5:].rsplit("+", 1)
+            return (f, int(off, 16))
+        for n in sorted(names, key=key):
+            f, off = key(n)
+            if f != func:
+                if func is not None:
+                    md += [f"{'':>8}  total {total:.2f}", ""]
+                md += [f"{f}:"]
+                func, total = f, 0.0
+            d = (runs[0][n][0] - zero.get(n, (0, 0))[0]) / pages
+            total += d
+            md.append(f"{d:8.2f}  {off:#6x}  {dis.get(n, '')}" if d >= 0.01 else f"{'':8}  {off:#6x}  {dis.get(n, '')}")
+        md += [f"{'':>8}  total {total:.2f}", ""]
+    return md
+
+
 def cmd_ranges(build, out, main, callees):
     vmlinux = os.path.join(build, "vmlinux")
     smap = os.path.join(build, "System.map")
@@ -306,6 +370,8 @@ def cmd_ranges(build, out, main, callees):
             warn(msg)
         for name, s, e in placed:
             lines.append(f"{obj}:{name} {s:#x} {e:#x}")
+        if obj == main:
+            lines += insn_ranges(vmlinux, placed, out)
     text = {}
     with open(smap) as f:
         for line in f:
@@ -494,9 +560,10 @@ def cmd_report(rundir):
           "a boot that runs the program with 0 round trips) / page moves. "
           "Callees outside the object are not in its count (see the callee table).", ""]
     pages = man["pages"]
+    insns_files = []
     for cfg in man["configs"]:
         cname = cfg["name"]
-        rows = []
+        rows, insn_runs = [], []
         for v in cfg["variants"]:
             runs = [read_counts(os.path.join(rundir, p)) for p in v["runs"]]
             zero = read_counts(os.path.join(rundir, v["zero"]))
@@ -515,9 +582,11 @@ def cmd_report(rundir):
                         "insns": runs[0].get(n, (0, 0))[0], "insns_zero": zero.get(n, (0, 0))[0],
                         "per_page": d / pages, "calls_per_page": e / pages}
             groups = {}
+            insn_runs.append((v["name"], runs, zero,
+                              os.path.join(rundir, v["zero"][:-len("-r0.tsv")] + ".ranges.insns")))
             for n in names:
                 g = group_of(n)
-                if g in (main, "gated"):
+                if g in (main, "gated", "insn"):
                     continue
                 d = runs[0].get(n, (0, 0))[0] - zero.get(n, (0, 0))[0]
                 gg = groups.setdefault(g, {"per_page": 0.0, "functions": {}})
@@ -594,7 +663,11 @@ def cmd_report(rundir):
                 md += [f"Busiest callee functions with {last['name']} (per page; base in brackets): " +
                        ", ".join(f"{n} {fmt(v)} ({fmt(rows[0]['callees'].get(group_of(n), {}).get('functions', {}).get(n.split(':', 1)[1], 0.0))})"
                                  for v, n in top[:12]), ""]
-    for name, text in (("counts.json", json.dumps(out, indent=1) + "\n"), ("report.md", "\n".join(md))):
+        imd = insns_md(rundir, cname, insn_runs, pages)
+        if imd:
+            insns_files.append((f"insns-{cname}.txt", "\n".join(imd) + "\n"))
+            md += [f"Per instruction of {os.environ.get('ICOUNT_INSNS', 'the ICOUNT_INSNS functions')}: insns-{cname}.txt", ""]
+    for name, text in [("counts.json", json.dumps(out, indent=1) + "\n"), ("report.md", "\n".join(md))] + insns_files:
         tmp = os.path.join(rundir, name + ".tmp")
         with open(tmp, "w") as f:
             f.write(text)

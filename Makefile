@@ -57,9 +57,13 @@ selftests: build ## boot the test kernel and run selftests/list (and boot-time K
 selftests-debug: build-debug ## the same on the debug kernel; any splat fails
 	@$(S)/selftests debug
 
-selftests-arm64: ## selftests/list + boot-time KUnit in an arm64 guest (cross-built, QEMU virt, TCG): contpte under the series
+# ARM64_PAGE_KB=16 for the arm64 kernel with 16 KB pages (configuration arm64-16k)
+ARM64_CONFIG = arm64$(if $(filter 16,$(ARM64_PAGE_KB)),-16k)
+
+selftests-arm64: ## selftests/list + boot-time KUnit in an arm64 guest (cross-built, QEMU virt, TCG): contpte under the series; ARM64_PAGE_KB=16 for 16 KB pages
+	@case "$(or $(ARM64_PAGE_KB),4)" in 4|16) ;; *) echo "make: ARM64_PAGE_KB must be 4 or 16, not '$(ARM64_PAGE_KB)'" >&2; exit 1 ;; esac
 	@DEPS_EXTRA="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm" $(S)/deps && \
-		$(S)/build arm64 && $(S)/selftests arm64
+		$(S)/build $(ARM64_CONFIG) && $(S)/selftests $(ARM64_CONFIG)
 
 kunit: kunit-x86_64 kunit-um ## the KUnit suite through kunit.py, x86_64 (QEMU) and UML
 

@@ -156,14 +156,16 @@ config_fragments() {
 	debug) printf '%s\n' "$ROOT/selftests/config" "$ROOT/selftests/config.debug" ;;
 	test-O2) printf '%s\n' "$ROOT/selftests/config" "$ROOT/bench/icount/O2.config" ;;
 	arm64) printf '%s\n' "$ROOT/selftests/config" "$ROOT/selftests/config.arm64" ;;
-	*) die "unknown configuration '$1' (test, debug, test-O2 or arm64)" ;;
+	arm64-16k) printf '%s\n' "$ROOT/selftests/config" "$ROOT/selftests/config.arm64" \
+		"$ROOT/selftests/config.arm64-16k" ;;
+	*) die "unknown configuration '$1' (test, debug, test-O2, arm64 or arm64-16k)" ;;
 	esac
 }
 
 # The architecture kernel configuration $1 is built for: arm64 for the
-# configuration arm64, x86_64 for all the others.
+# configurations arm64 and arm64-16k, x86_64 for all the others.
 config_arch() {
-	case $1 in arm64) echo arm64 ;; *) echo x86_64 ;; esac
+	case $1 in arm64 | arm64-*) echo arm64 ;; *) echo x86_64 ;; esac
 }
 
 # What a kernel of architecture $1 (x86_64 or arm64) is built with: sets

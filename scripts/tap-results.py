@@ -5,7 +5,10 @@
                    [--boot-log FILE]
 
 CONSOLE_LOG holds "# selftest: NAME ARGS" / "# selftest-exit: NAME RC" marker
-lines written by selftests/guest-run.sh around each test's output. Every
+lines written by selftests/guest-run.sh around each test's output; a
+"guest-write FILE VALUE" line of LIST is a setting, not a test, and a
+"# guest-write failed:" line in the log (the guest could not write it) is a
+failure. Every
 top-level TAP result is one case. A case marked "# SKIP" counts as skipped,
 and also as failed unless an "allow-skip GLOB REASON" line of LIST matches
 "NAME: description". A test that skips as a whole ("1..0 # SKIP", or exit
@@ -58,6 +61,10 @@ def main():
                 sys.exit(f'{listfile}: kunit needs an option and a suite: {line}')
             suites.append((parts[1], parts[2]))
             continue
+        if line.split()[0] == 'guest-write':
+            if len(line.split()) != 3:
+                sys.exit(f'{listfile}: guest-write needs a file and a value: {line}')
+            continue
         if line.startswith('allow-skip'):
             parts = line.split(None, 2)
             if len(parts) < 3:
@@ -87,6 +94,9 @@ def main():
     for raw in lines:
         if SPLAT.search(raw):
             splats.append(raw.strip())
+        if raw.startswith('# guest-write failed: '):
+            case('FAIL', 'guest-write', raw[len('# guest-write failed: '):])
+            continue
         m = re.match(r'^# selftest: (\S+)', raw)
         if m:
             current = m.group(1)

@@ -188,7 +188,10 @@ def gate_directives(vmlinux, syms):
         return found
 
     out = [f"# gated count ({arch})"]
-    gate = "__x64_sys_ioctl" if arch == "x86_64" else "__arm64_sys_ioctl"
+    # ICOUNT_GATE_SYSCALL (scripts/icount's workload): the system call
+    # whose handler opens the gate, ioctl unless named.
+    sc = os.environ.get("ICOUNT_GATE_SYSCALL") or "ioctl"
+    gate = f"__x64_sys_{sc}" if arch == "x86_64" else f"__arm64_sys_{sc}"
     if arch in ("x86_64", "arm64"):
         out.append(f"@gate {one(gate):#x}")
         out += [f"@gate-end {a:#x}" for a in rets(gate, "the gate")]
@@ -352,26 +355,31 @@ def cmd_ranges(build, out, main, callees):
         TOOLS = "aarch64-linux-gnu-"
     syms = vmlinux_symbols(vmlinux)
     lines = []
-    for obj in [main] + callees:
+    # MAIN_OBJ may name several objects joined by "+" (mm/rmap.o+mm/migrate.o)
+    mains = main.split("+")
+    main_placed = []
+    for obj in mains + callees:
         path = os.path.join(build, obj)
         if not os.path.isfile(path):
-            if obj == main:
+            if obj in mains:
                 die(f"no object {path}")
             warn(f"no object {path}: skipped")
             continue
         funcs = object_functions(path)
-        if not funcs and obj == main:
+        if not funcs and obj in mains:
             die(f"no function found in {path}")
         placed, lost = place(funcs, syms)
         if lost:
             msg = f"{obj}: cannot place {len(lost)} function(s) in vmlinux: {' '.join(lost[:8])}"
-            if obj == main:
+            if obj in mains:
                 die(msg)
             warn(msg)
         for name, s, e in placed:
             lines.append(f"{obj}:{name} {s:#x} {e:#x}")
-        if obj == main:
-            lines += insn_ranges(vmlinux, placed, out)
+        if obj in mains:
+            main_placed += placed
+            if obj == mains[-1]:
+                lines += insn_ranges(vmlinux, main_placed, out)
     text = {}
     with open(smap) as f:
         for line in f:
@@ -542,6 +550,128 @@ def whole_kernel_md(rows, pages):
     return md
 
 
+# ---- the migration workloads (scripts/icount ICOUNT_WORKLOAD=migrate64k,
+# migratethp): counted per folio, not per 4 KB page ----
+
+def program_lines(path, prefix):
+    """{word: value} of the "PROG: PREFIX: name +N name +N ..." line of a
+    guest console (bench/icount/migratefolios.c), or None."""
+    if not os.path.isfile(path):
+        return None
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\r\n")
+            if prefix in line:
+                words = line.split(prefix, 1)[1].split()
+                return {words[i]: int(words[i + 1]) for i in range(0, len(words) - 1, 2)}
+    return None
+
+
+def workload_row(row, rundir, man, v, runs, zero, names, units):
+    """A step's calls per folio of the functions of the calls_of objects
+    (the plugin's entries), the kernel counters the program read over the
+    moves (first moving boot), and the interrupts over the moves in the
+    boot with 2 vCPUs (v["ipi"])."""
+    calls = {}
+    for n in names:
+        if group_of(n) in man.get("calls_of", []):
+            e = runs[0].get(n, (0, 0))[1] - zero.get(n, (0, 0))[1]
+            if e:
+                calls[n] = e
+    row["calls"] = calls
+    row["counters"] = program_lines(os.path.join(rundir, v["runs"][0][:-len(".tsv")] + ".console"),
+                                    ": counters over the moves:")
+    row["interrupts"] = None
+    if v.get("ipi"):
+        row["interrupts"] = program_lines(os.path.join(rundir, v["ipi"]),
+                                          ": interrupts over the moves (all CPUs):")
+        if row["interrupts"] is None:
+            die(f"no interrupt counts in {v['ipi']}")
+
+
+def step_table(text, first, rows, keys, label, cell):
+    """A paragraph, then a table with one row per key and a column per step."""
+    md = [text, "", f"| {first} | " + " | ".join(r["name"] for r in rows) + " |",
+          "| --- |" + " ---: |" * len(rows)]
+    md += [f"| {label(k)} | " + " | ".join(cell(r, k) for r in rows) + " |" for k in keys]
+    return md + [""]
+
+
+def workload_md(rows, man):
+    units = man["pages"]
+    md = []
+
+    def ordered(field, nonzero=False):
+        keys = []
+        for r in rows:
+            keys += [k for k, d in (r[field] or {}).items() if (d or not nonzero) and k not in keys]
+        return keys
+
+    def per_folio(field):
+        def cell(r, k):
+            d = (r[field] or {}).get(k, 0)
+            return f"{d / units:,.3f} ({fmt(d)})"
+        return cell
+    for obj in man.get("calls_of", []):
+        text = (f"Calls per folio of the functions of {obj} (the plugin's entries: how often a "
+                "function's first instruction ran, moving boot minus 0-move boot, over "
+                f"{units} folio moves; the total in brackets):")
+        fn = sorted(n for n in ordered("calls") if group_of(n) == obj)
+        if not fn:
+            md += [text, "", "(none of its functions ran while moving, in any step)", ""]
+            continue
+        md += step_table(text, "function", rows, fn, lambda n: n.split(":", 1)[1], per_folio("calls"))
+    if any(r["counters"] for r in rows):
+        md += step_table("Kernel counters over the moves (/proc/vmstat and the mTHP stats of the "
+                         "folio size, read by the program before the first move and after the "
+                         "last; first moving boot; totals):", "counter", rows, ordered("counters"),
+                         str, lambda r, k: fmt((r["counters"] or {}).get(k, 0)))
+    if any(r["interrupts"] for r in rows):
+        md += step_table(
+            "Interrupts over the moves, with 2 vCPUs: the mover on CPU 0 and a second "
+            "thread of its mm spinning in user mode on CPU 1, so that a TLB flush of the "
+            "mm must reach CPU 1 (a boot of its own, no plugin; /proc/interrupts summed "
+            "over the CPUs, read by the program before the first move and after the "
+            f"last; {units} folio moves). Per folio, the total in brackets. "
+            "x86: TLB is the TLB shootdowns received (flush_tlb_func() run for another "
+            "CPU), CAL the function-call IPIs that carry them; arm64 flushes the TLB by "
+            "broadcast TLBI instructions, without IPIs. These are counts of what happened "
+            "in one boot, not exact like the instruction counts: timer ticks (LOC) and "
+            "whatever else ran meanwhile are in them too.",
+            "interrupt", rows, ordered("interrupts", nonzero=True), str, per_folio("interrupts"))
+    return md
+
+
+def workload_words(md, man):
+    """The report's words for a migration workload: per folio, move_pages."""
+    kind = {64: "64 KB mTHP", 2048: "PTE-mapped 2 MB THPs"}.get(man["folio_kb"], f"{man['folio_kb']} KB folios")
+    nf = man["size_mb"] * 1024 // man["folio_kb"]
+    moves = "one move" if man["rounds"] == 1 else f"{man['rounds']} moves (to node 1, back to node 0, ...)"
+    head = (f"move_pages() of {man['size_mb']} MB of {kind} ({nf} folios) from NUMA node 0 to node 1: "
+            f"{moves} of each folio = {man['pages']} folio moves per boot "
+            f"(bench/icount/{man['program']}), 1 vCPU, kernel base {man['base'][:12]} with "
+            f"{', '.join(man['files'])} of each step. The program checks every folio whole "
+            "(pagemap, kpageflags) before the first move and after the last, on its node at "
+            "new page frames, with its data; the main objects' count is "
+            f"{' + '.join(man['main_objects'])}.")
+    words = [("0 round trips", "0 moves"),
+             ("seen 3 per page more in one boot of five", "seen for UFFDIO_MOVE 3 per 4 KB page more in one boot of five"),
+             ("the page tables the move allocates", "the destination folios the migration allocates"),
+             (f"its ioctl system calls (__x64_sys_ioctl / __arm64_sys_ioctl",
+              f"its {man['syscall']} system calls (__x64_sys_{man['syscall']} / __arm64_sys_{man['syscall']}"),
+             ("per 100 pages", "per 100 folios"), ("per page", "per folio"), ("Per page", "Per folio"),
+             ("per-page", "per-folio"), ("0-round boot", "0-move boot"),
+             ("page moves", "folio moves")]
+    out = []
+    for line in md:
+        if line.startswith("UFFDIO_MOVE of "):
+            line = head
+        for a, b in words:
+            line = line.replace(a, b)
+        out.append(line)
+    return out
+
+
 def cmd_report(rundir):
     mpath = os.path.join(rundir, "manifest.json")
     if not os.path.isfile(mpath):
@@ -549,6 +679,7 @@ def cmd_report(rundir):
     with open(mpath) as f:
         man = json.load(f)
     main = man["main_object"]
+    mains = main.split("+")
     out = {"main_object": main, "rounds": man["rounds"], "pages": man["pages"],
            "configs": {}}
     md = [f"# Instruction counts of {main} under QEMU TCG", "",
@@ -568,7 +699,7 @@ def cmd_report(rundir):
             runs = [read_counts(os.path.join(rundir, p)) for p in v["runs"]]
             zero = read_counts(os.path.join(rundir, v["zero"]))
             names = sorted(set().union(*[set(r) for r in runs], zero))
-            main_names = [n for n in names if group_of(n) == main]
+            main_names = [n for n in names if group_of(n) in mains]
 
             def tot(c, names=main_names):
                 return sum(c.get(n, (0, 0))[0] for n in names)
@@ -578,7 +709,7 @@ def cmd_report(rundir):
                 d = runs[0].get(n, (0, 0))[0] - zero.get(n, (0, 0))[0]
                 e = runs[0].get(n, (0, 0))[1] - zero.get(n, (0, 0))[1]
                 if d or runs[0].get(n, (0, 0))[0]:
-                    per_fn[n.split(":", 1)[1]] = {
+                    per_fn[n.split(":", 1)[1] if len(mains) == 1 else n.rsplit("/", 1)[-1]] = {
                         "insns": runs[0].get(n, (0, 0))[0], "insns_zero": zero.get(n, (0, 0))[0],
                         "per_page": d / pages, "calls_per_page": e / pages}
             groups = {}
@@ -586,7 +717,7 @@ def cmd_report(rundir):
                               os.path.join(rundir, v["zero"][:-len("-r0.tsv")] + ".ranges.insns")))
             for n in names:
                 g = group_of(n)
-                if g in (main, "gated", "insn"):
+                if g in mains or g in ("gated", "insn"):
                     continue
                 d = runs[0].get(n, (0, 0))[0] - zero.get(n, (0, 0))[0]
                 gg = groups.setdefault(g, {"per_page": 0.0, "functions": {}})
@@ -600,6 +731,8 @@ def cmd_report(rundir):
                    "boots_spread": max(totals) - min(totals),
                    "functions": per_fn, "callees": groups,
                    "kernel_gated": gated_row(runs, zero, pages)}
+            if man.get("workload"):
+                workload_row(row, rundir, man, v, runs, zero, names, pages)
             rows.append(row)
         base = rows[0]["per_page"]
         prev = None
@@ -663,10 +796,15 @@ def cmd_report(rundir):
                 md += [f"Busiest callee functions with {last['name']} (per page; base in brackets): " +
                        ", ".join(f"{n} {fmt(v)} ({fmt(rows[0]['callees'].get(group_of(n), {}).get('functions', {}).get(n.split(':', 1)[1], 0.0))})"
                                  for v, n in top[:12]), ""]
+        if man.get("workload"):
+            md += workload_md(rows, man)
         imd = insns_md(rundir, cname, insn_runs, pages)
         if imd:
             insns_files.append((f"insns-{cname}.txt", "\n".join(imd) + "\n"))
             md += [f"Per instruction of {os.environ.get('ICOUNT_INSNS', 'the ICOUNT_INSNS functions')}: insns-{cname}.txt", ""]
+    if man.get("workload"):
+        md = workload_words(md, man)
+        insns_files = [(n, "\n".join(workload_words(t.split("\n"), man))) for n, t in insns_files]
     for name, text in [("counts.json", json.dumps(out, indent=1) + "\n"), ("report.md", "\n".join(md))] + insns_files:
         tmp = os.path.join(rundir, name + ".tmp")
         with open(tmp, "w") as f:

@@ -31,6 +31,9 @@
 #include <unistd.h>
 #include <linux/userfaultfd.h>
 
+#define PROG "uffdmove4k"
+#include "guest.h"
+
 /* Older uapi headers (the build host's) lack UFFDIO_MOVE: its ABI. */
 #ifndef UFFD_FEATURE_MOVE
 #define UFFD_FEATURE_MOVE	(1 << 16)
@@ -50,31 +53,6 @@ struct uffdio_move {
 #define PAGE	4096UL
 
 static unsigned long ioctls;
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("uffdmove4k: error: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-static unsigned long parse_count(const char *s, const char *what, unsigned long max)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v > max)
-		die("%s must be a whole number from 0 to %lu, not '%s'", what, max, s);
-	return v;
-}
 
 /* The word at index i of the area: depends on the index, so a page that
  * lands at the wrong address is caught as well as a lost one. */

@@ -11,7 +11,9 @@ lines written by selftests/guest-run.sh around each test's output; a
 failure. Every
 top-level TAP result is one case. A case marked "# SKIP" counts as skipped,
 and also as failed unless an "allow-skip GLOB REASON" line of LIST matches
-"NAME: description". A test that skips as a whole ("1..0 # SKIP", or exit
+"NAME: description", or an "allow-skip-without CONFIG_OPTION GLOB REASON"
+line does while OPTION is not =y in the --config .config (a skip the kernel
+cannot avoid, such as soft-dirty on arm64). A test that skips as a whole ("1..0 # SKIP", or exit
 status 4 with no result) is one skipped case "NAME: whole test", under the
 same rule. A test that does not finish, prints no TAP, exits non-zero with
 no failed case, or gives fewer results than its plan adds a failure. A
@@ -49,6 +51,7 @@ def main():
         sys.exit(__doc__)
     log, listfile = args
     allow = []
+    without = []
     expected = []
     suites = []
     for line in open(listfile, encoding='utf-8'):
@@ -65,6 +68,12 @@ def main():
             if len(line.split()) != 3:
                 sys.exit(f'{listfile}: guest-write needs a file and a value: {line}')
             continue
+        if line.split()[0] == 'allow-skip-without':
+            parts = line.split(None, 3)
+            if len(parts) < 4 or not parts[1].startswith('CONFIG_'):
+                sys.exit(f'{listfile}: allow-skip-without needs an option, a glob and a reason: {line}')
+            without.append(parts[1:])
+            continue
         if line.startswith('allow-skip'):
             parts = line.split(None, 2)
             if len(parts) < 3:
@@ -72,6 +81,12 @@ def main():
             allow.append((parts[1], parts[2]))
         else:
             expected.append(line.split()[0])
+
+    if without:
+        if '--config' not in opts:
+            sys.exit(f'{listfile}: allow-skip-without needs --config')
+        config = set(open(opts['--config'], encoding='utf-8').read().split())
+        allow += [(g, f'{r} ({o} is not set)') for o, g, r in without if f'{o}=y' not in config]
 
     passed = failed = skipped = 0
     out = []

@@ -14,7 +14,8 @@ and also as failed unless an "allow-skip GLOB REASON" line of LIST matches
 "NAME: description", or an "allow-skip-without CONFIG_OPTION GLOB REASON"
 line does while OPTION is not =y in the --config .config (a skip the kernel
 cannot avoid, such as soft-dirty on arm64; a test whose whole skip it
-allows is not built or run at all, and counts as that one skip). A test
+allows is not built or run at all, and counts as that one skip), or an
+"allow-skip-with CONFIG_OPTION GLOB REASON" line while OPTION is =y. A test
 that skips as a whole ("1..0 # SKIP", or exit
 status 4 with no result) is one skipped case "NAME: whole test", under the
 same rule. A test that does not finish, prints no TAP, exits non-zero with
@@ -54,6 +55,7 @@ def main():
     log, listfile = args
     allow = []
     without = []
+    with_ = []
     expected = []
     suites = []
     for line in open(listfile, encoding='utf-8'):
@@ -70,11 +72,11 @@ def main():
             if len(line.split()) != 3:
                 sys.exit(f'{listfile}: guest-write needs a file and a value: {line}')
             continue
-        if line.split()[0] == 'allow-skip-without':
+        if line.split()[0] in ('allow-skip-without', 'allow-skip-with'):
             parts = line.split(None, 3)
             if len(parts) < 4 or not parts[1].startswith('CONFIG_'):
-                sys.exit(f'{listfile}: allow-skip-without needs an option, a glob and a reason: {line}')
-            without.append(parts[1:])
+                sys.exit(f'{listfile}: {parts[0]} needs an option, a glob and a reason: {line}')
+            (without if parts[0] == 'allow-skip-without' else with_).append(parts[1:])
             continue
         if line.startswith('allow-skip'):
             parts = line.split(None, 2)
@@ -84,12 +86,12 @@ def main():
         else:
             expected.append(line.split()[0])
 
-    if without:
+    if without or with_:
         if '--config' not in opts:
-            sys.exit(f'{listfile}: allow-skip-without needs --config')
+            sys.exit(f'{listfile}: allow-skip-without and allow-skip-with need --config')
         config = set(open(opts['--config'], encoding='utf-8').read().split())
         without = [(g, f'{r} ({o} is not set)') for o, g, r in without if f'{o}=y' not in config]
-        allow += without
+        allow += without + [(g, f'{r} ({o}=y)') for o, g, r in with_ if f'{o}=y' in config]
 
     passed = failed = skipped = 0
     out = []

@@ -12,7 +12,7 @@ echo "# guest: swap $(awk 'NR > 1 { s += $3 } END { print s / 1024 " MB" }' /pro
 echo "# guest: $(nproc) cpus, nodes $(cat /sys/devices/system/node/online)," \
 	"Cpus_allowed $(awk '/Cpus_allowed_list/ { print $2 }' /proc/self/status)," \
 	"Mems_allowed $(awk '/Mems_allowed_list/ { print $2 }' /proc/self/status)"
-grep -v '^[[:space:]]*#' "$list" | grep -vE '^(allow-skip|allow-skip-without|kunit)[[:space:]]' | grep -v '^[[:space:]]*$' |
+grep -v '^[[:space:]]*#' "$list" | grep -vE '^(allow-skip|allow-skip-without|allow-skip-with|kunit)[[:space:]]' | grep -v '^[[:space:]]*$' |
 while read -r test args; do
 	if [ "$test" = guest-write ]; then
 		# "guest-write FILE VALUE": for the tests after it. No FILE:

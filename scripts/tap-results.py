@@ -96,6 +96,12 @@ def main():
     passed = failed = skipped = 0
     out = []
 
+    def allowed(desc, reason):
+        # A case with no description ("ok 19 # SKIP move-mthp on anon")
+        # is "case N": its glob may go on with ": " and the reason.
+        return [r for g, r in allow
+                if fnmatch.fnmatch(desc, g) or fnmatch.fnmatch(f'{desc}: {reason}', g)]
+
     def case(status, name, why=''):
         nonlocal passed, failed, skipped
         if status == 'PASS':
@@ -149,7 +155,7 @@ def main():
             case('FAIL', desc)
         elif directive == 'SKIP':
             reason = m.group(5) or 'no reason given'
-            ok = [r for g, r in allow if fnmatch.fnmatch(desc, g)]
+            ok = allowed(desc, reason)
             if ok:
                 case('SKIP', desc, f'{reason}; allowed: {ok[0]}')
             else:
@@ -178,7 +184,7 @@ def main():
                 # skip, which the list must allow like any other.
                 desc = f'{name}: whole test'
                 reason = st['skip_all'] or 'exit status 4 (skip) with no result'
-                ok = [r for g, r in allow if fnmatch.fnmatch(desc, g)]
+                ok = allowed(desc, reason)
                 case('SKIP', desc, reason + (f'; allowed: {ok[0]}' if ok else ''))
                 if not ok:
                     case('FAIL', desc, 'skipped, and the list does not allow it')

@@ -502,11 +502,12 @@ def kernel_window_section(records, accel):
     if "patched+precopy" in kernels:
         md.append("- patched+precopy: the patched boots again with vm.migrate_precopy=1 "
                   "(after their other runs). Its folios are copied before the migration "
-                  "entries are set, write-protected and under the folio lock, so this "
-                  "window leaves the pre-copy out; a write meanwhile waits on the folio "
-                  "lock in its write-protect fault, outside the window: the writer's view "
-                  "below shows that wait, and pgmigrate_precopy_redo (counts) stays 0 "
-                  "when writers wait rather than write.")
+                  "entries are set, while their mappings are read-only, so this window "
+                  "leaves the pre-copy out. A write during the pre-copy does not wait: its "
+                  "write-protect fault reuses the exclusive folio (do_wp_page(), "
+                  "do_huge_pmd_wp_page(), without the folio lock) and leaves the entry "
+                  "dirty, and the folio is then copied again inside the window, which "
+                  "pgmigrate_precopy_redo (counts) counts.")
     if accel == "tcg":
         md.append("- Emulated (TCG): guest time, not hardware time.")
     md.append("")

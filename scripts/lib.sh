@@ -315,3 +315,9 @@ build_copymodel() {
 	rm -rf "$tmp"
 	return $rc
 }
+
+# The test binaries a selftests list ($1) names, one per line, sorted.
+list_test_binaries() {
+	grep -vE '^[[:space:]]*(#|allow-skip|kunit[[:space:]]|guest-write[[:space:]]|$)' "$1" |
+		awk '{ print $1 }' | sort -u
+}

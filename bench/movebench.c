@@ -13,7 +13,13 @@
  *                time from its first set_migration_pte/pmd trace event to
  *                its last remove_migration_pte/pmd one (tracefs, a trace
  *                clock of microsecond resolution), with no other thread in
- *                the mm ("thp-idle") and with the writer above ("thp-writer")
+ *                the mm ("thp-idle"), with the writer above ("thp-writer"),
+ *                and with a thread writing every line of the folio over and
+ *                over ("thp-dirtier", so that a pre-copy finds it written);
+ *                and call_*_us: the same up to the start of the move_pages()
+ *                call that moved it (its mm_migrate_pages_start event), which
+ *                takes in what comes before the migration entries (a
+ *                pre-copy, with its write-protect)
  *   memcpy       single-thread memcpy node 0 -> node 1 of 2MB chunks and of
  *                SIZE bytes: the limit every move is compared with
  * move_pages and uffd_move run with a second thread of the mm busy on
@@ -890,13 +896,20 @@ out:
 /*
  * A folio's migration entries: set when it is unmapped, removed when it is
  * mapped again (PTE-mapped: one event per page; PMD-mapped: one per folio).
+ * And the start of each migrate_pages() (no address: the bench moves one
+ * folio per move_pages() call, so the call that moved a folio is the last
+ * one to start before its first set event), which comes before anything the
+ * migration does to the folio, the pre-copy's write-protect included.
  */
 static const char *const trace_event[] = {
 	"migrate/set_migration_pte", "thp/set_migration_pmd",
 	"migrate/remove_migration_pte", "thp/remove_migration_pmd",
+	"migrate/mm_migrate_pages_start",
 };
-#define NR_TRACE_EVENTS	4
-#define NR_SET_EVENTS	2	/* trace_event[0..2) set, the others remove */
+#define NR_TRACE_EVENTS	5
+#define NR_SET_EVENTS	2	/* trace_event[0..2) set, */
+#define NR_ENTRY_EVENTS	4	/* [2..4) remove */
+#define EV_CALL_START	4	/* of a move_pages() call: reason MR_SYSCALL */
 
 /*
  * Clocks tried in this order, the first one whose steps are fine enough is
@@ -1065,7 +1078,7 @@ static void tr_restore(void)
 
 /*
  * Find tracefs (mount it on /sys/kernel/tracing when nothing is there), check
- * the four events, pick the trace clock; tr.why says why not when it fails.
+ * the events, pick the trace clock; tr.why says why not when it fails.
  * Prints a "trace" info line either way.
  */
 static void tr_init(void)
@@ -1168,7 +1181,7 @@ out:
 	fflush(stdout);
 }
 
-/* An empty buffer, the four events on, tracing on. */
+/* An empty buffer, the events on, tracing on. */
 static bool tr_begin(void)
 {
 	int i;
@@ -1203,15 +1216,20 @@ static char *tr_end(void)
 /*
  * Per folio of the n PMD_SZ folios from address start, the time in us from
  * its first set_migration_* event to its last remove_migration_* one, into
- * win[]; ev[] counts the events of the range by kind (trace_event order).
- * Every folio must have both, the remove last, and no event may have been
- * lost: else an error line and false. buf is the trace's text (cut up).
+ * win[], and from the start of the migrate_pages() call that moved it to that
+ * remove into call[] (-1 for each when the trace has no such start); ev[]
+ * counts the events of the range by kind (trace_event order; call starts of
+ * move_pages() anywhere). Every folio must have a set and a remove, the
+ * remove last, and no event may have been lost: else an error line and
+ * false. buf is the trace's text (cut up).
  */
-static bool tr_windows(char *buf, unsigned long start, unsigned long n, double *win, long *ev)
+static bool tr_windows(char *buf, unsigned long start, unsigned long n, double *win,
+		       double *call, long *ev)
 {
 	long long *first = malloc(n * sizeof(*first)), *last = malloc(n * sizeof(*last));
+	long long *calls = NULL, *bigger;
+	unsigned long i, nr_calls = 0, cap = 0, c = 0;
 	char *line, *save;
-	unsigned long i;
 	bool ok = false;
 	long lost = tr_lost(buf);
 
@@ -1241,7 +1259,22 @@ static bool tr_windows(char *buf, unsigned long start, unsigned long n, double *
 			if (!strncmp(rest, name, len) && rest[len] == ':')
 				break;
 		}
-		addr = e < NR_TRACE_EVENTS ? strstr(rest, "addr=") : NULL;
+		if (e == EV_CALL_START) {
+			/* The trace is in time order: so is calls[] */
+			if (!strstr(rest, "reason=syscall_or_cpuset"))
+				continue;
+			if (nr_calls == cap) {
+				cap = cap ? 2 * cap : 1024;
+				bigger = realloc(calls, cap * sizeof(*calls));
+				if (!bigger)
+					goto out;
+				calls = bigger;
+			}
+			calls[nr_calls++] = t;
+			ev[e]++;
+			continue;
+		}
+		addr = e < NR_ENTRY_EVENTS ? strstr(rest, "addr=") : NULL;
 		if (!addr)
 			continue;
 		a = strtoul(addr + 5, NULL, 16);
@@ -1264,9 +1297,14 @@ static bool tr_windows(char *buf, unsigned long start, unsigned long n, double *
 			goto out;
 		}
 		win[i] = last[i] - first[i];
+		/* The last call to start before the folio's first set event */
+		while (c < nr_calls && calls[c] <= first[i])
+			c++;
+		call[i] = c ? last[i] - calls[c - 1] : -1;
 	}
 	ok = true;
 out:
+	free(calls);
 	free(first);
 	free(last);
 	return ok;
@@ -1276,8 +1314,11 @@ out:
 
 static char *volatile win_target;
 static volatile unsigned long win_seq, win_seen;
-static volatile int win_stop;
+static volatile int win_stop, win_sweep;
 static double *win_worst;
+
+/* The window figures' kinds: who else touches the folio while it moves */
+enum { WIN_IDLE, WIN_WRITER, WIN_DIRTIER };
 
 static void *accessor(void *arg)
 {
@@ -1289,11 +1330,23 @@ static void *accessor(void *arg)
 	sched_setaffinity(0, sizeof(set), &set);
 	while (!win_stop) {
 		unsigned long seq = win_seq;
-		char *p = win_target;
+		/* volatile: two XORs of a plain char would compile to nothing */
+		volatile char *p = win_target;
 		double t;
 
 		if (!p)
 			continue;
+		if (win_sweep) {
+			unsigned long off;
+
+			/* Every line written (and put back), untimed */
+			for (off = 0; off < PMD_SZ; off += 64) {
+				p[off] ^= 1;
+				p[off] ^= 1;
+			}
+			win_seen = seq + 1;
+			continue;
+		}
 		/* A write: it waits on the migration entry while the folio moves */
 		t = now();
 		p[seq % PMD_SZ] ^= 1;
@@ -1308,21 +1361,25 @@ static void *accessor(void *arg)
 
 /*
  * 2MB THP moved node 0 -> 1 one folio per move_pages() call, traced: with
- * writer, a thread writes each folio while it moves, and the longest write
- * per folio is the "window" figure; the trace gives each folio's window in
- * the kernel ("kernel_window", kind thp-writer, or thp-idle without the
- * writer), with the counters of every folio's move.
+ * WIN_WRITER, a thread writes a word of each folio while it moves, and the
+ * longest write per folio is the "window" figure; with WIN_DIRTIER, a thread
+ * writes every line of the folio over and over while it moves (so that the
+ * pre-copy, where the kernel has it, finds it written), untimed. The trace
+ * gives each folio's window in the kernel ("kernel_window", kind thp-idle,
+ * thp-writer or thp-dirtier), with the counters of every folio's move.
  */
-static void bench_window(bool writer)
+static void bench_window(int mode)
 {
+	static const char *const kkinds[] = { "thp-idle", "thp-writer", "thp-dirtier" };
 	struct kind thp = { "thp", PMD_SZ, 0 };
 	unsigned long n = size / PMD_SZ, i, moved = 0, start;
-	const char *kkind = writer ? "thp-writer" : "thp-idle";
-	unsigned int seed = writer ? 7 : 8;
+	const char *kkind = kkinds[mode];
+	bool writer = mode == WIN_WRITER, thread = mode != WIN_IDLE;
+	unsigned int seed = mode == WIN_IDLE ? 8 : mode == WIN_WRITER ? 7 : 9;
 	long ev[NR_TRACE_EVENTS] = { 0 }, whole;
 	struct tally *tc = tally_new(PMD_SZ, false);
-	double *lat, *klat = NULL, *sorted = NULL;
-	char *trace = NULL, *counts = NULL, *extra = NULL;
+	double *lat, *klat = NULL, *kcall = NULL, *sorted = NULL;
+	char *trace = NULL, *counts = NULL, *extra = NULL, callx[160] = "";
 	bool traced;
 	pthread_t th;
 	char *p;
@@ -1342,11 +1399,12 @@ static void bench_window(bool writer)
 	start = (unsigned long)p;
 	win_worst = calloc(n + 1, sizeof(double));
 	lat = calloc(n, sizeof(double));
-	if (writer) {
+	if (thread) {
 		win_stop = 0;
 		win_seq = 0;
 		win_seen = 0;
 		win_target = NULL;
+		win_sweep = mode == WIN_DIRTIER;
 		pthread_create(&th, NULL, accessor, NULL);
 	}
 	traced = tr_begin();
@@ -1355,7 +1413,7 @@ static void bench_window(bool writer)
 		int node = 1, st = -1;
 		long ret;
 
-		if (writer) {
+		if (thread) {
 			win_seq = i;
 			win_target = pg;
 			while (win_seen <= i)	/* the accessor is on this folio */
@@ -1368,7 +1426,7 @@ static void bench_window(bool writer)
 			error("window: folio %lu not moved (status %d)", i, st);
 			break;
 		}
-		if (writer) {
+		if (thread) {
 			win_seen = 0;
 			while (win_seen <= i)	/* and came back after the move */
 				;
@@ -1378,10 +1436,11 @@ static void bench_window(bool writer)
 	}
 	if (traced)
 		trace = tr_end();
-	if (writer) {
+	if (thread) {
 		win_stop = 1;
 		pthread_join(th, NULL);
 		win_target = NULL;
+		win_sweep = 0;
 	}
 	check("window", p, n * PMD_SZ, seed);
 	whole = count_large(p, n * PMD_SZ, PMD_SZ);
@@ -1409,9 +1468,17 @@ static void bench_window(bool writer)
 		goto out;
 	}
 	klat = calloc(n, sizeof(double));
+	kcall = calloc(n, sizeof(double));
 	sorted = calloc(n, sizeof(double));
-	if (!klat || !sorted || !tr_windows(trace, start, n, klat, ev))
+	if (!klat || !kcall || !sorted || !tr_windows(trace, start, n, klat, kcall, ev))
 		goto out;
+	/* From the call's start: a summary only, where every folio has one */
+	memcpy(sorted, kcall, n * sizeof(double));
+	qsort(sorted, n, sizeof(double), cmp_double);
+	if (sorted[0] >= 0)
+		snprintf(callx, sizeof(callx), ",\"call_median_us\":%.3f,\"call_p99_us\":%.3f,"
+			 "\"call_max_us\":%.3f,\"migrate_pages_start\":%ld",
+			 sorted[n / 2], sorted[(n * 99) / 100], sorted[n - 1], ev[EV_CALL_START]);
 	/* values in folio order, as the counts; the summary from a sorted copy */
 	memcpy(sorted, klat, n * sizeof(double));
 	qsort(sorted, n, sizeof(double), cmp_double);
@@ -1420,10 +1487,10 @@ static void bench_window(bool writer)
 		     "\"folios\":%lu,\"buffer_folios\":%lu,\"folio_bytes\":%lu,"
 		     "\"writer_threads\":%d,\"whole_after\":%.3f,\"trace_clock\":\"%s\","
 		     "\"clock_step_us\":%.3g,\"set_migration_pte\":%ld,\"set_migration_pmd\":%ld,"
-		     "\"remove_migration_pte\":%ld,\"remove_migration_pmd\":%ld%s%s",
+		     "\"remove_migration_pte\":%ld,\"remove_migration_pmd\":%ld%s%s%s",
 		     sorted[n / 2], sorted[(n * 99) / 100], sorted[n - 1], n, n, PMD_SZ,
-		     writer ? 1 : 0, whole_share(whole, n), tr.clock, tr.step_us,
-		     ev[0], ev[1], ev[2], ev[3], counts && *counts ? "," : "",
+		     thread ? 1 : 0, whole_share(whole, n), tr.clock, tr.step_us,
+		     ev[0], ev[1], ev[2], ev[3], callx, counts && *counts ? "," : "",
 		     counts ? counts : "") < 0)
 		extra = NULL;
 	emit("kernel_window", kkind, "0->1", "us", klat, n, extra);
@@ -1432,6 +1499,7 @@ out:
 	free(counts);
 	free(trace);
 	free(klat);
+	free(kcall);
 	free(sorted);
 	free(lat);
 	free(win_worst);
@@ -1470,8 +1538,9 @@ static void bench_windows(void)
 	const char *keep = tag;
 	char *ptag;
 
-	bench_window(false);
-	bench_window(true);
+	bench_window(WIN_IDLE);
+	bench_window(WIN_WRITER);
+	bench_window(WIN_DIRTIER);
 	if (precopy_old < 0)
 		return;
 	if (!knob_write(PRECOPY_KNOB, "1") || read_long(PRECOPY_KNOB) != 1) {
@@ -1480,8 +1549,9 @@ static void bench_windows(void)
 	}
 	if (asprintf(&ptag, "%s+precopy", keep) >= 0) {
 		tag = ptag;
-		bench_window(false);
-		bench_window(true);
+		bench_window(WIN_IDLE);
+		bench_window(WIN_WRITER);
+		bench_window(WIN_DIRTIER);
 		tag = keep;
 		free(ptag);
 	}

@@ -59,7 +59,8 @@ FIGURES = (("move_pages", ("thp", "mthp64k", "hugetlb2m", "hugetlb1g"), ("0->1",
            ("uffd_move", ("4k", "mthp64k"), ("same node",)))
 # movebench's in-kernel window figures (trace events), 2MB THP moved
 # node 0 -> 1 one folio per call: no other thread in the mm, or a writer
-WINDOW_KINDS = (("thp-idle", "idle"), ("thp-writer", "+ writer"))
+WINDOW_KINDS = (("thp-idle", "idle"), ("thp-writer", "+ writer"),
+                ("thp-dirtier", "+ dirtier"))
 # The kernels of a run, in table order: movebench's tags. With the knob
 # /proc/sys/vm/migrate_precopy the patched guest runs the window figures
 # again with it at 1, tagged patched+precopy.
@@ -488,8 +489,12 @@ def kernel_window_section(records, accel):
                           f"{'?' if st is None else us(st)} µs)" for c, st in clocks)
               + ". Events per folio: "
               + (", ".join(f"{k} {num(v)}" for k, v in per_folio) or "none") + ".")
+    dirtier = any(d.get("kind") == "thp-dirtier" for d in rows)
     md.append("- idle: no other thread in the mm; + writer: a thread writing the folio "
-              "meanwhile (the runs of the writer's view below). Per boot, in boot order: "
+              "meanwhile (the runs of the writer's view below)"
+              + ("; + dirtier: a thread writing every line of the folio over and over "
+                 "meanwhile, untimed (so that a pre-copy finds the folio written)"
+                 if dirtier else "") + ". Per boot, in boot order: "
               "the median over its folios, the p99 (only from a boot of at least "
               f"{P99_MIN} folios; n<{P99_MIN}: too few, see max), the max; folios: those "
               "counted (movebench reports an error when a folio of the buffer lacks either "
@@ -508,11 +513,21 @@ def kernel_window_section(records, accel):
                   "do_huge_pmd_wp_page(), without the folio lock) and leaves the entry "
                   "dirty, and the folio is then copied again inside the window, which "
                   "pgmigrate_precopy_redo (counts) counts.")
+    fromcall = any("call_median_us" in d for d in rows)
+    if fromcall:
+        md.append("- from the call: per folio, the time from the start of the move_pages() "
+                  "call that moved it (its mm_migrate_pages_start event) to its last "
+                  "remove_migration_pte/pmd event: the window plus all that comes before the "
+                  "migration entries (allocating the new folio, and with the pre-copy its "
+                  "write-protect, flush and copy). Per boot: the median and the max over its "
+                  "folios; -: a kernel or movebench without it.")
     if accel == "tcg":
         md.append("- Emulated (TCG): guest time, not hardware time.")
     md.append("")
-    md.append("| kernel | 2MB THP | folios per boot | median | p99 | max | one 2MB memcpy |")
-    md.append("|---|---|---|---|---|---|---|")
+    extra_h = " median from the call | max from the call |" if fromcall else ""
+    md.append("| kernel | 2MB THP | folios per boot | median | p99 | max | one 2MB memcpy |"
+              + extra_h)
+    md.append("|---|---|---|---|---|---|---|" + ("---|---|" if fromcall else ""))
     for tag in kernels:
         for kind, label in WINDOW_KINDS:
             recs = B.get(("kernel_window", kind, "0->1", tag))
@@ -525,7 +540,10 @@ def kernel_window_section(records, accel):
                       + " / ".join(us(p99(v)) if len(v) >= P99_MIN else f"n<{P99_MIN}"
                                    for v in vals) + " | "
                       + " / ".join(us(max(v)) for v in vals) + " | "
-                      + " / ".join("n/a" if c is None else us(c) for c in cp) + " |")
+                      + " / ".join("n/a" if c is None else us(c) for c in cp) + " |"
+                      + ("".join(" " + " / ".join(us(r[k]) if k in r else "-" for r in recs)
+                                 + " |" for k in ("call_median_us", "call_max_us"))
+                         if fromcall else ""))
     md.append("")
     return md
 

@@ -40,9 +40,16 @@
  * "median_cpu"): on a busy host the two differ by the preemptions. One
  * JSON object per line, tagged "native".
  *
- *   copymodel [-s SIZE_MB] [-r RUNS] [-c CPU] [-H] [-q]
+ *   copymodel [-s SIZE_MB] [-r RUNS] [-c CPU] [-H] [-q] [-S]
  *     -H  4KB pages only (no MADV_HUGEPAGE)
  *     -q  quick: 64 MB, 3 runs (a smoke test, not a measurement)
+ *     -S  size sweep instead ("copy_sweep" lines): folios of 64KB, 256KB,
+ *         1MB, 2MB, 8MB, 32MB, 256MB and 1GB (those up to SIZE), each in
+ *         4KB calls and in one call, with a cold source (a pass over the
+ *         whole buffer, folio after folio) and a warm one (the first folio
+ *         copied over and over, at least 256MB in all), for the kernel's
+ *         copy_mc routines, ours and glibc's: where one call gains over
+ *         per-page calls, and where non-temporal stores win or lose
  */
 #define _GNU_SOURCE
 #ifndef __x86_64__
@@ -213,33 +220,49 @@ static unsigned long pass_##fn(unsigned long folio, unsigned long call) \
 			left |= fn(dst + f + off, src + f + off, call);	\
 	return left;							\
 }
+/* The first folio copied again and again, @times times: a warm source */
+#define WARM(fn)							\
+static unsigned long warm_##fn(unsigned long folio, unsigned long call, \
+			       unsigned long times)			\
+{									\
+	unsigned long t, off, left = 0;					\
+									\
+	for (t = 0; t < times; t++)					\
+		for (off = 0; off < folio; off += call)			\
+			left |= fn(dst + off, src + off, call);		\
+	return left;							\
+}
+#define SHAPES(fn) PASS(fn) WARM(fn)
 #ifdef HAVE_KCOPY
-PASS(mc_erms)
-PASS(mc_fragile)
-PASS(mc_memcpy)
+SHAPES(mc_erms)
+SHAPES(mc_fragile)
+SHAPES(mc_memcpy)
 #endif
-PASS(own_movsb)
-PASS(own_movsq)
-PASS(own_movnti)
-PASS(own_movntdq)
-PASS(glibc)
+SHAPES(own_movsb)
+SHAPES(own_movsq)
+SHAPES(own_movnti)
+SHAPES(own_movntdq)
+SHAPES(glibc)
 
 struct routine {
 	const char *name, *source;
 	unsigned long (*pass)(unsigned long folio, unsigned long call);
+	unsigned long (*warm)(unsigned long folio, unsigned long call, unsigned long times);
 };
 
 static const struct routine routines[] = {
 #ifdef HAVE_KCOPY
-	{ "copy_mc_enhanced_fast_string", "kernel arch/x86/lib/copy_mc_64.S", pass_mc_erms },
-	{ "copy_mc_fragile", "kernel arch/x86/lib/copy_mc_64.S", pass_mc_fragile },
-	{ "kernel_memcpy", "kernel arch/x86/lib/memcpy_64.S (memcpy_orig, no FSRM)", pass_mc_memcpy },
+	{ "copy_mc_enhanced_fast_string", "kernel arch/x86/lib/copy_mc_64.S",
+	  pass_mc_erms, warm_mc_erms },
+	{ "copy_mc_fragile", "kernel arch/x86/lib/copy_mc_64.S", pass_mc_fragile, warm_mc_fragile },
+	{ "kernel_memcpy", "kernel arch/x86/lib/memcpy_64.S (memcpy_orig, no FSRM)",
+	  pass_mc_memcpy, warm_mc_memcpy },
 #endif
-	{ "rep_movsb", "copymodel", pass_own_movsb },
-	{ "rep_movsq", "copymodel", pass_own_movsq },
-	{ "nt_movnti", "copymodel", pass_own_movnti },
-	{ "nt_movntdq", "copymodel", pass_own_movntdq },
-	{ "glibc_memcpy", "glibc", pass_glibc },
+	{ "rep_movsb", "copymodel", pass_own_movsb, warm_own_movsb },
+	{ "rep_movsq", "copymodel", pass_own_movsq, warm_own_movsq },
+	{ "nt_movnti", "copymodel", pass_own_movnti, warm_own_movnti },
+	{ "nt_movntdq", "copymodel", pass_own_movntdq, warm_own_movntdq },
+	{ "glibc_memcpy", "glibc", pass_glibc, warm_glibc },
 };
 #define NROUTINES (sizeof(routines) / sizeof(routines[0]))
 
@@ -247,6 +270,7 @@ struct shape {
 	const struct routine *rt;
 	const char *kind, *name;
 	unsigned long folio, call;
+	unsigned long warm;	/* sweep: times the first folio is copied; 0: cold */
 	double *gibs, *gibs_cpu;
 };
 
@@ -361,13 +385,20 @@ static char *map_buffer(int huge)
 int main(int argc, char **argv)
 {
 	static const char *kinds[] = { "2MB", "whole" }, *names[] = { "per-page", "one call" };
-	int runs = 10, cpu = 0, huge = 1, quick = 0, opt, r, i, nshapes;
+	static const char *const sweep_kinds[] = {
+		"64KB", "256KB", "1MB", "2MB", "8MB", "32MB", "256MB", "1GB",
+	};
+	static const unsigned long sweep_sizes[] = {
+		64UL << 10, 256UL << 10, 1UL << 20, 2UL << 20, 8UL << 20, 32UL << 20,
+		256UL << 20, 1UL << 30,
+	};
+	int runs = 10, cpu = 0, huge = 1, quick = 0, sweep = 0, opt, r, i, nshapes;
 	double l0[3], l1[3], t0;
 	struct shape *shapes;
 	unsigned long k, j, n;
 	cpu_set_t set;
 
-	while ((opt = getopt(argc, argv, "s:r:c:Hq")) != -1) {
+	while ((opt = getopt(argc, argv, "s:r:c:HqS")) != -1) {
 		switch (opt) {
 		case 's':
 			size = strtoul(optarg, NULL, 0) << 20;
@@ -386,8 +417,11 @@ int main(int argc, char **argv)
 			runs = 3;
 			quick = 1;
 			break;
+		case 'S':
+			sweep = 1;
+			break;
 		default:
-			fprintf(stderr, "usage: copymodel [-s SIZE_MB] [-r RUNS] [-c CPU] [-H] [-q]\n");
+			fprintf(stderr, "usage: copymodel [-s SIZE_MB] [-r RUNS] [-c CPU] [-H] [-q] [-S]\n");
 			return 2;
 		}
 	}
@@ -422,9 +456,11 @@ int main(int argc, char **argv)
 	       "\"x86_rep_movsb\":true,\"cpu_model\":", size, runs, cpu, l0[0], l0[0], l0[1], l0[2]);
 	jstr(model);
 	printf(",\"erms\":%s,\"fsrm\":%s,\"avx512f\":%s,\"hypervisor\":%s,\"quick\":%s,"
-	       "\"thp\":%s,\"anon_huge_kb\":%ld,\"llc_bytes\":%ld,\"kernel_copy\":%s,\"ksrc\":",
+	       "\"sweep\":%s,\"thp\":%s,\"anon_huge_kb\":%ld,\"llc_bytes\":%ld,"
+	       "\"kernel_copy\":%s,\"ksrc\":",
 	       flag("erms"), flag("fsrm"), flag("avx512f"), flag("hypervisor"),
-	       quick ? "true" : "false", huge ? "true" : "false", anon_huge_kb(),
+	       quick ? "true" : "false", sweep ? "true" : "false", huge ? "true" : "false",
+	       anon_huge_kb(),
 	       sysconf(_SC_LEVEL3_CACHE_SIZE),
 #ifdef HAVE_KCOPY
 	       "true"
@@ -438,9 +474,9 @@ int main(int argc, char **argv)
 	printf("}\n");
 	fflush(stdout);
 
-	nshapes = NROUTINES * 4;
+	nshapes = NROUTINES * (sweep ? 8 * 2 * 2 : 4);
 	shapes = calloc(nshapes, sizeof(*shapes));
-	for (i = 0, k = 0; k < NROUTINES; k++)
+	for (i = 0, k = 0; !sweep && k < NROUTINES; k++)
 		for (j = 0; j < 2; j++)
 			for (n = 0; n < 2; n++, i++) {
 				shapes[i].rt = &routines[k];
@@ -448,23 +484,39 @@ int main(int argc, char **argv)
 				shapes[i].name = names[n];
 				shapes[i].folio = j ? size : THP;
 				shapes[i].call = n ? shapes[i].folio : PG;
-				shapes[i].gibs = calloc(runs, sizeof(double));
-				shapes[i].gibs_cpu = calloc(runs, sizeof(double));
 			}
+	for (k = 0; sweep && k < NROUTINES; k++)
+		for (j = 0; j < 8 && sweep_sizes[j] <= size; j++)
+			for (n = 0; n < 4; n++, i++) {
+				shapes[i].rt = &routines[k];
+				shapes[i].kind = sweep_kinds[j];
+				shapes[i].name = names[n % 2];
+				shapes[i].folio = sweep_sizes[j];
+				shapes[i].call = n % 2 ? shapes[i].folio : PG;
+				/* warm: at least 256MB copied, a folio at a time */
+				shapes[i].warm = n < 2 ? 0 : (sweep_sizes[j] < (256UL << 20) ?
+							 (256UL << 20) / sweep_sizes[j] : 1);
+			}
+	nshapes = i;
+	for (i = 0; i < nshapes; i++) {
+		shapes[i].gibs = calloc(runs, sizeof(double));
+		shapes[i].gibs_cpu = calloc(runs, sizeof(double));
+	}
 
 	t0 = now();
 	for (r = 0; r < runs; r++) {
 		for (i = 0; i < nshapes; i++) {
 			struct shape *s = &shapes[(i + r) % nshapes];
-			unsigned long left;
+			unsigned long left, bytes = s->warm ? s->folio * s->warm : size;
 			double c = cpu_now(), t = now();
 
-			left = s->rt->pass(s->folio, s->call);
+			left = s->warm ? s->rt->warm(s->folio, s->call, s->warm) :
+					 s->rt->pass(s->folio, s->call);
 			t = now() - t;
 			c = cpu_now() - c;
-			s->gibs[r] = size / t / (1UL << 30);
-			s->gibs_cpu[r] = size / c / (1UL << 30);
-			if (left || memcmp(src, dst, size)) {
+			s->gibs[r] = bytes / t / (1UL << 30);
+			s->gibs_cpu[r] = bytes / c / (1UL << 30);
+			if (left || memcmp(src, dst, s->warm ? s->folio : size)) {
 				printf("{\"tag\":\"native\",\"error\":\"%s %s %s: copy %s\"}\n",
 				       s->rt->name, s->kind, s->name, left ? "reported bytes left" : "differs");
 				return 1;
@@ -486,11 +538,14 @@ int main(int argc, char **argv)
 		medc = median(v, runs);
 		memcpy(v, shapes[i].gibs, runs * sizeof(double));
 		med = median(v, runs);	/* v sorted: v[0] min, v[runs - 1] max */
-		printf("{\"tag\":\"native\",\"bench\":\"copy_native\",\"routine\":\"%s\","
-		       "\"source\":", shapes[i].rt->name);
+		printf("{\"tag\":\"native\",\"bench\":\"%s\",\"routine\":\"%s\","
+		       "\"source\":", sweep ? "copy_sweep" : "copy_native", shapes[i].rt->name);
 		jstr(shapes[i].rt->source);
+		if (sweep)
+			printf(",\"cache\":\"%s\"", shapes[i].warm ? "warm" : "cold");
 		printf(",\"kind\":\"%s\",\"shape\":\"%s\",\"bytes\":%lu,\"unit\":\"GiB/s\",\"n\":%d,"
-		       "\"mean\":", shapes[i].kind, shapes[i].name, size, runs);
+		       "\"mean\":", shapes[i].kind, shapes[i].name,
+		       shapes[i].warm ? shapes[i].folio * shapes[i].warm : size, runs);
 		jnum(mean);
 		printf(",\"std\":");
 		jnum(sqrt(var));

@@ -122,6 +122,49 @@ def check_native(p, recs):
     return bad
 
 
+SWEEP_KINDS = ("64KB", "256KB", "1MB", "2MB", "8MB", "32MB", "256MB", "1GB")
+
+
+def sweep_section(recs):
+    """copymodel -S: per routine and source (cold, warm), the one-call GiB/s
+    (median) of each folio size and its ratio to 4KB calls; Markdown lines,
+    [] when there is no sweep."""
+    rows = [d for d in recs if d.get("bench") == "copy_sweep"]
+    info = next((d for d in recs if d.get("info") == "copymodel"), {})
+    end = next((d for d in recs if d.get("info") == "copymodel_end"), {})
+    if not rows:
+        return []
+    med = {(d["routine"], d["cache"], d["kind"], d["shape"]): d["median"] for d in rows}
+    kinds = [k for k in SWEEP_KINDS if any(d["kind"] == k for d in rows)]
+    routines = list(dict.fromkeys(d["routine"] for d in rows))
+    md = ["## Copy size sweep, GiB/s, median [native]", ""]
+    md.append(f"- CPU: `{info.get('cpu_model', '?')}` (erms {info.get('erms')}, fsrm "
+              f"{info.get('fsrm')}, avx512f {info.get('avx512f')}, a virtual machine: "
+              f"{info.get('hypervisor')}); pinned to CPU {info.get('cpu')}; {info.get('runs')} "
+              f"runs, every shape interleaved, order rotated each run; load average "
+              f"{' '.join(str(x) for x in info.get('loadavg_start', []))} at start, "
+              f"{' '.join(str(x) for x in end.get('loadavg_end', []))} at end.")
+    md.append("- Per folio size: one call over the folio, GiB/s, and in brackets its ratio "
+              "to the same folio copied in 4KB calls. cold: a pass over the whole "
+              f"{info.get('bytes', 0) >> 20} MB buffer, folio after folio (the source "
+              "not in any cache); warm: the first folio copied again and again (at least "
+              "256 MB in all), so a folio that fits a cache is read from it. Every copy "
+              "checked against the source.")
+    md.append("")
+    md.append("| routine | source | " + " | ".join(kinds) + " |")
+    md.append("|---|---|" + "---|" * len(kinds))
+    for r in routines:
+        for c in ("cold", "warm"):
+            cells = []
+            for k in kinds:
+                one, per = med.get((r, c, k, "one call")), med.get((r, c, k, "per-page"))
+                cells.append("-" if one is None else
+                             f"{one:.1f} ({one / per:.2f}x)" if per else f"{one:.1f}")
+            md.append(f"| {r} | {c} | " + " | ".join(cells) + " |")
+    md.append("")
+    return md
+
+
 def check(paths, need_main):
     bad, seen = [], set()
     for p in paths:
@@ -978,6 +1021,10 @@ if __name__ == "__main__":
         recs = [dict(g, _boot=f) for f in sys.argv[2:] for g in lines(f)]
         md = counts_section(recs, "guest")
         print("\n".join(md) if md else "report: no counts in these files")
+        sys.exit(0 if md else 1)
+    if len(sys.argv) > 2 and sys.argv[1] == "--sweep":
+        md = sweep_section([g for f in sys.argv[2:] for g in lines(f)])
+        print("\n".join(md) if md else "report: no copy sweep in these files")
         sys.exit(0 if md else 1)
     if len(sys.argv) > 2 and sys.argv[1] == "--windows":
         recs = [dict(g, _boot=f) for f in sys.argv[2:] for g in lines(f)]

@@ -18,7 +18,6 @@ import json
 import os
 import re
 import sys
-from pathlib import Path
 import textwrap
 
 WIDTH = 80
@@ -117,7 +116,7 @@ def main(d, name):
 
     h, hdr, rows = find(secs, "In-kernel window")
     # A run whose writer did not write (ERRATA.txt beside it): idle rows only
-    withdrawn = (Path(d) / "ERRATA.txt").exists()
+    withdrawn = os.path.exists(os.path.join(d, "ERRATA.txt"))
     if withdrawn:
         rows = [r for r in rows if r[1] == "idle"]
     if rows:

@@ -14,6 +14,9 @@
  *                                 (what copy_mc_to_kernel() runs with ERMS)
  *   copy_mc_fragile               the kernel's, same file (CPUs with the
  *                                 fragile-copy quirk)
+ *   copy_mc_nocache               the kernel's, same file, where the tree
+ *                                 has it (the series' non-temporal copy_mc
+ *                                 routine for large spans)
  *   kernel_memcpy                 the kernel's memcpy from
  *                                 arch/x86/lib/memcpy_64.S without FSRM, i.e.
  *                                 memcpy_orig (copy_mc_to_kernel() without ERMS)
@@ -35,7 +38,12 @@
  * are THP-backed where the kernel allows (the kernel copies through its
  * huge-page direct map). Shapes are interleaved, their order rotated each
  * run, so that drift hits them all; the process is pinned to one CPU.
- * Every pass is checked against the source. Each figure is given by wall
+ * Every pass is checked against the source. Before timing, the kernel's
+ * copy_mc routines are checked for what they return when a load faults:
+ * every source alignment, a source that ends at an inaccessible page,
+ * the fault taken in user space as SIGSEGV and sent to the fixup that the
+ * routine's exception table names, as the kernel's would be
+ * ("fault_check" lines; see fault_check()). Each figure is given by wall
  * time ("values", "median") and by the time the thread ran ("values_cpu",
  * "median_cpu"): on a busy host the two differ by the preemptions. One
  * JSON object per line, tagged "native".
@@ -58,12 +66,14 @@
 #include <emmintrin.h>
 #include <math.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define PG	4096UL
@@ -115,6 +125,13 @@ unsigned long copy_mc_fragile_handle_tail(char *to, char *from, unsigned int len
 	abort();
 }
 
+/* The exception table of the file, kept by kshim.h for fault_check() */
+struct kshim_extable {
+	uint64_t from, to;
+	uint32_t type;
+} __attribute__((packed));
+extern const struct kshim_extable __start_kshim_extable[], __stop_kshim_extable[];
+
 /* copy_mc_to_kernel() as each of its three branches runs it */
 static unsigned long __attribute__((noinline))
 mc_erms(void *d, const void *s, unsigned int n)
@@ -133,6 +150,16 @@ mc_memcpy(void *d, const void *s, unsigned int n)
 {
 	kernel___memcpy(d, s, n);
 	return 0;
+}
+#endif
+
+#ifdef HAVE_KCOPY_NOCACHE
+unsigned long kernel_copy_mc_nocache(void *dst, const void *src, unsigned int len);
+
+static unsigned long __attribute__((noinline))
+mc_nocache(void *d, const void *s, unsigned int n)
+{
+	return kernel_copy_mc_nocache(d, s, n);
 }
 #endif
 
@@ -238,6 +265,9 @@ SHAPES(mc_erms)
 SHAPES(mc_fragile)
 SHAPES(mc_memcpy)
 #endif
+#ifdef HAVE_KCOPY_NOCACHE
+SHAPES(mc_nocache)
+#endif
 SHAPES(own_movsb)
 SHAPES(own_movsq)
 SHAPES(own_movnti)
@@ -248,21 +278,26 @@ struct routine {
 	const char *name, *source;
 	unsigned long (*pass)(unsigned long folio, unsigned long call);
 	unsigned long (*warm)(unsigned long folio, unsigned long call, unsigned long times);
+	/* the routine itself, for the victim figures */
+	unsigned long (*pass_one)(void *d, const void *s, unsigned int n);
 };
 
 static const struct routine routines[] = {
 #ifdef HAVE_KCOPY
 	{ "copy_mc_enhanced_fast_string", "kernel arch/x86/lib/copy_mc_64.S",
-	  pass_mc_erms, warm_mc_erms },
-	{ "copy_mc_fragile", "kernel arch/x86/lib/copy_mc_64.S", pass_mc_fragile, warm_mc_fragile },
+	  pass_mc_erms, warm_mc_erms, mc_erms },
+	{ "copy_mc_fragile", "kernel arch/x86/lib/copy_mc_64.S", pass_mc_fragile, warm_mc_fragile, mc_fragile },
 	{ "kernel_memcpy", "kernel arch/x86/lib/memcpy_64.S (memcpy_orig, no FSRM)",
-	  pass_mc_memcpy, warm_mc_memcpy },
+	  pass_mc_memcpy, warm_mc_memcpy, mc_memcpy },
 #endif
-	{ "rep_movsb", "copymodel", pass_own_movsb, warm_own_movsb },
-	{ "rep_movsq", "copymodel", pass_own_movsq, warm_own_movsq },
-	{ "nt_movnti", "copymodel", pass_own_movnti, warm_own_movnti },
-	{ "nt_movntdq", "copymodel", pass_own_movntdq, warm_own_movntdq },
-	{ "glibc_memcpy", "glibc", pass_glibc, warm_glibc },
+#ifdef HAVE_KCOPY_NOCACHE
+	{ "copy_mc_nocache", "kernel arch/x86/lib/copy_mc_64.S", pass_mc_nocache, warm_mc_nocache, mc_nocache },
+#endif
+	{ "rep_movsb", "copymodel", pass_own_movsb, warm_own_movsb, own_movsb },
+	{ "rep_movsq", "copymodel", pass_own_movsq, warm_own_movsq, own_movsq },
+	{ "nt_movnti", "copymodel", pass_own_movnti, warm_own_movnti, own_movnti },
+	{ "nt_movntdq", "copymodel", pass_own_movntdq, warm_own_movntdq, own_movntdq },
+	{ "glibc_memcpy", "glibc", pass_glibc, warm_glibc, glibc },
 };
 #define NROUTINES (sizeof(routines) / sizeof(routines[0]))
 
@@ -288,6 +323,7 @@ static void loadavg(double l[3])
 
 /* The CPU model and whether a flag is set, from /proc/cpuinfo */
 static char model[128] = "?", flagline[8192];
+static int family = -1, model_nr = -1;
 
 static void cpuinfo(void)
 {
@@ -305,6 +341,10 @@ static void cpuinfo(void)
 		v[strcspn(v, "\n")] = 0;
 		if (!strncmp(line, "model name", 10) && !strcmp(model, "?"))
 			snprintf(model, sizeof(model), "%s", v);
+		else if (!strncmp(line, "cpu family", 10) && family < 0)
+			family = atoi(v);
+		else if (!strncmp(line, "model\t", 6) && model_nr < 0)
+			model_nr = atoi(v);
 		else if (!strncmp(line, "flags", 5) && !flagline[0])
 			snprintf(flagline, sizeof(flagline), " %s ", v);
 	}
@@ -382,6 +422,201 @@ static char *map_buffer(int huge)
 	return p;
 }
 
+#ifdef HAVE_KCOPY
+/*
+ * A load that faults in a kernel copy routine goes to the fixup its
+ * exception table names; here the fault is a SIGSEGV, and the handler does
+ * what the kernel's fixup_exception() does for these entries.
+ */
+static void fault_to_fixup(int sig, siginfo_t *si, void *uc_)
+{
+	ucontext_t *uc = uc_;
+	const struct kshim_extable *e;
+	uint64_t ip = uc->uc_mcontext.gregs[REG_RIP];
+
+	(void)si;
+	for (e = __start_kshim_extable; e < __stop_kshim_extable; e++)
+		if (e->from == ip) {
+			uc->uc_mcontext.gregs[REG_RIP] = e->to;
+			return;
+		}
+	signal(sig, SIG_DFL);	/* no entry: crash on the way back */
+}
+
+/*
+ * What a copy_mc routine returns when a load faults, and what it left in
+ * the destination: the source is the last k bytes before an inaccessible
+ * page and the copy asks for more. The count returned must say that k
+ * bytes were copied (exact: copy_mc_nocache and copy_mc_fragile; at most
+ * k: the fast-string copy may report an earlier point to resume at), the
+ * bytes it says it copied must be the source's, and for the exact ones
+ * nothing after them may be written. Then every length up to 320 at every
+ * source and destination alignment up to 64, without a fault: all copied,
+ * nothing written past the end. One "fault_check" line per routine;
+ * returns the number of failures.
+ */
+static int fault_check(void)
+{
+	static const struct {
+		const char *name;
+		unsigned long (*fn)(void *d, const void *s, unsigned int n);
+		int exact;
+	} rt[] = {
+		{ "copy_mc_enhanced_fast_string", kernel_copy_mc_enhanced_fast_string, 0 },
+		{ "copy_mc_fragile", kernel_copy_mc_fragile, 1 },
+#ifdef HAVE_KCOPY_NOCACHE
+		{ "copy_mc_nocache", kernel_copy_mc_nocache, 1 },
+#endif
+	};
+	static const unsigned int extra[] = { 1, 7, 8, 63, 64, 65, 4096 };
+	struct sigaction sa = { .sa_sigaction = fault_to_fixup, .sa_flags = SA_SIGINFO | SA_NODEFER };
+	struct sigaction old;
+	unsigned long pg = PG, i, k, x, sa_, da, n;
+	char *area, *guard, *d;
+	int failures = 0;
+
+	area = mmap(NULL, 8 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED)
+		return 1;
+	guard = area + 3 * pg;			/* source: area .. guard */
+	d = area + 4 * pg;			/* destination: 4 pages after it */
+	if (mprotect(guard, pg, PROT_NONE))
+		return 1;
+	for (i = 0; i < 3 * pg; i++)
+		area[i] = (char)(i * 131 + 7);
+	sigaction(SIGSEGV, &sa, &old);
+	for (i = 0; i < sizeof(rt) / sizeof(rt[0]); i++) {
+		unsigned long cases = 0, bad = 0, short_ = 0;
+
+		for (k = 0; k <= 2 * pg + 64; k += k < 200 ? 1 : k < pg - 70 ? 251 : 1) {
+			if (k > 200 && k < pg - 70)
+				continue;
+			for (x = 0; x < sizeof(extra) / sizeof(extra[0]); x++) {
+				unsigned long len = k + extra[x], left, got;
+
+				for (da = 0; da < 8; da += 3) {
+					memset(d, 0xa5, 4 * pg);
+					left = rt[i].fn(d + da, guard - k, len);
+					got = len - left;
+					cases++;
+					if (left > len || got > k || (rt[i].exact && got != k) ||
+					    memcmp(d + da, guard - k, got)) {
+						bad++;
+						continue;
+					}
+					short_ += got < k;
+					for (n = 0; rt[i].exact && n < extra[x] + 64; n++)
+						if (d[da + got + n] != (char)0xa5) {
+							bad++;
+							break;
+						}
+				}
+			}
+		}
+		for (n = 0; n <= 320; n++)
+			for (sa_ = 0; sa_ < 64; sa_ += 1 + (sa_ >= 8) * 7)
+				for (da = 0; da < 64; da += 1 + (da >= 8) * 7) {
+					memset(d, 0xa5, n + 200);
+					cases++;
+					if (rt[i].fn(d + da, area + sa_, n) ||
+					    memcmp(d + da, area + sa_, n) ||
+					    d[da + n] != (char)0xa5 || (da && d[da - 1] != (char)0xa5))
+						bad++;
+				}
+		printf("{\"tag\":\"native\",\"info\":\"fault_check\",\"routine\":\"%s\","
+		       "\"exact\":%s,\"cases\":%lu,\"short\":%lu,\"bad\":%lu}\n",
+		       rt[i].name, rt[i].exact ? "true" : "false", cases, short_, bad);
+		failures += !!bad;
+	}
+	sigaction(SIGSEGV, &old, NULL);
+	munmap(area, 8 * pg);
+	return failures;
+}
+#endif
+
+/*
+ * What copying a 2MB folio costs the data the CPU had in its caches, the
+ * reason for non-temporal stores: a victim buffer of @vb bytes is read
+ * (into the caches), one folio of the 1GB buffer is copied (a cold source,
+ * the next folio each time) and the victim is read again, timed; "none"
+ * copies nothing in between. Stores through the caches bring the
+ * destination in and push victim lines out; non-temporal ones leave only
+ * the source's lines behind. @reps rounds per run; the per-run figure is
+ * the median re-read in microseconds. Sweep mode only.
+ */
+static volatile uint64_t victim_sink;
+
+static uint64_t victim_read(const uint64_t *v, unsigned long bytes)
+{
+	uint64_t sum = 0;
+	unsigned long i;
+
+	for (i = 0; i < bytes / 8; i += 8)
+		sum += v[i];	/* one word per 64-byte line */
+	return sum;
+}
+
+static void victim(const struct routine *rts, int nrt, int runs, int reps)
+{
+	static const unsigned long vbs[] = { 1UL << 20, 8UL << 20, 24UL << 20 };
+	const int nvb = sizeof(vbs) / sizeof(vbs[0]);
+	double *t = calloc(reps, sizeof(double));
+	double *med = calloc((size_t)runs * (nrt + 1) * nvb, sizeof(double));
+	uint64_t *v = (uint64_t *)map_buffer(1);
+	unsigned long folio = 0;
+	int r, k, b, i;
+
+	if (!t || !med || !v)
+		return;
+	memset(v, 1, vbs[nvb - 1]);
+	for (r = 0; r < runs; r++)
+		for (k = 0; k <= nrt; k++)
+			for (b = 0; b < nvb; b++) {
+				int kk = (k + r) % (nrt + 1);	/* rotate, as the sweep does */
+
+				for (i = 0; i < reps; i++) {
+					double c;
+
+					victim_sink += victim_read(v, vbs[b]);
+					if (kk < nrt) {
+						victim_sink += rts[kk].pass_one(dst + folio, src + folio, THP);
+						folio = (folio + THP) % size;
+					}
+					c = now();
+					victim_sink += victim_read(v, vbs[b]);
+					t[i] = (now() - c) * 1e6;
+				}
+				med[((size_t)r * (nrt + 1) + kk) * nvb + b] = median(t, reps);
+			}
+	for (k = 0; k <= nrt; k++)
+		for (b = 0; b < nvb; b++) {
+			double vals[64], m, mean = 0;
+
+			for (r = 0; r < runs && r < 64; r++) {
+				vals[r] = med[((size_t)r * (nrt + 1) + k) * nvb + b];
+				mean += vals[r] / runs;
+			}
+			printf("{\"tag\":\"native\",\"bench\":\"copy_victim\",\"routine\":\"%s\","
+			       "\"kind\":\"%luMB\",\"victim_bytes\":%lu,\"folio_bytes\":%lu,"
+			       "\"reps\":%d,\"unit\":\"us\",\"n\":%d,\"values\":[",
+			       k < nrt ? rts[k].name : "none", vbs[b] >> 20, vbs[b], THP, reps, runs);
+			for (r = 0; r < runs; r++)
+				printf("%s%.3f", r ? "," : "", vals[r]);
+			printf("],\"mean\":");
+			jnum(mean);
+			m = median(vals, runs);
+			printf(",\"median\":");
+			jnum(m);
+			printf(",\"min\":");
+			jnum(vals[0]);
+			printf(",\"max\":");
+			jnum(vals[runs - 1]);
+			printf("}\n");
+		}
+	free(t);
+	free(med);
+}
+
 int main(int argc, char **argv)
 {
 	static const char *kinds[] = { "2MB", "whole" }, *names[] = { "per-page", "one call" };
@@ -455,6 +690,7 @@ int main(int argc, char **argv)
 	       "\"cpu\":%d,\"loadavg_1m\":%.2f,\"loadavg_start\":[%.2f,%.2f,%.2f],"
 	       "\"x86_rep_movsb\":true,\"cpu_model\":", size, runs, cpu, l0[0], l0[0], l0[1], l0[2]);
 	jstr(model);
+	printf(",\"cpu_family\":%d,\"cpu_model_nr\":%d", family, model_nr);
 	printf(",\"erms\":%s,\"fsrm\":%s,\"avx512f\":%s,\"hypervisor\":%s,\"quick\":%s,"
 	       "\"sweep\":%s,\"thp\":%s,\"anon_huge_kb\":%ld,\"llc_bytes\":%ld,"
 	       "\"kernel_copy\":%s,\"ksrc\":",
@@ -473,6 +709,13 @@ int main(int argc, char **argv)
 	jstr(KCOPY_NOTE);
 	printf("}\n");
 	fflush(stdout);
+#ifdef HAVE_KCOPY
+	if (fault_check()) {
+		printf("{\"tag\":\"native\",\"error\":\"a kernel copy_mc routine failed its fault check\"}\n");
+		return 1;
+	}
+	fflush(stdout);
+#endif
 
 	nshapes = NROUTINES * (sweep ? 8 * 2 * 2 : 4);
 	shapes = calloc(nshapes, sizeof(*shapes));
@@ -524,6 +767,8 @@ int main(int argc, char **argv)
 			memset(dst, 0, PG);	/* a stale copy must not pass the check */
 		}
 	}
+	if (sweep)
+		victim(routines, NROUTINES, runs, 64);
 	t0 = now() - t0;
 	loadavg(l1);
 

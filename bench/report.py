@@ -138,7 +138,9 @@ def sweep_section(recs):
     kinds = [k for k in SWEEP_KINDS if any(d["kind"] == k for d in rows)]
     routines = list(dict.fromkeys(d["routine"] for d in rows))
     md = ["## Copy size sweep, GiB/s, median [native]", ""]
-    md.append(f"- CPU: `{info.get('cpu_model', '?')}` (erms {info.get('erms')}, fsrm "
+    fam = (f", family {info['cpu_family']} model {info['cpu_model_nr']}"
+           if info.get("cpu_family", -1) >= 0 else "")
+    md.append(f"- CPU: `{info.get('cpu_model', '?')}`{fam} (erms {info.get('erms')}, fsrm "
               f"{info.get('fsrm')}, avx512f {info.get('avx512f')}, a virtual machine: "
               f"{info.get('hypervisor')}); pinned to CPU {info.get('cpu')}; {info.get('runs')} "
               f"runs, every shape interleaved, order rotated each run; load average "
@@ -162,6 +164,29 @@ def sweep_section(recs):
                              f"{one:.1f} ({one / per:.2f}x)" if per else f"{one:.1f}")
             md.append(f"| {r} | {c} | " + " | ".join(cells) + " |")
     md.append("")
+    vic = [d for d in recs if d.get("bench") == "copy_victim"]
+    if vic:
+        vmed = {(d["routine"], d["kind"]): d["median"] for d in vic}
+        vkinds = list(dict.fromkeys(d["kind"] for d in vic))
+        md.append("## What a 2MB copy costs the caches: re-reading a victim buffer, us, "
+                  "median [native]")
+        md.append("")
+        md.append("- A victim buffer is read, one cold 2MB folio copied with the routine, "
+                  "and the victim read again (one word per 64-byte line), timed; none: no "
+                  "copy in between. In brackets the ratio to none: what the copy's lines "
+                  f"pushed out of the caches. {vic[0].get('reps')} rounds per run, median "
+                  "per run, median of the runs.")
+        md.append("")
+        md.append("| routine | " + " | ".join(f"victim {k}" for k in vkinds) + " |")
+        md.append("|---|" + "---|" * len(vkinds))
+        for r in dict.fromkeys(d["routine"] for d in vic):
+            cells = []
+            for k in vkinds:
+                m, base = vmed.get((r, k)), vmed.get(("none", k))
+                cells.append("-" if m is None else
+                             f"{m:.0f} ({m / base:.2f}x)" if base else f"{m:.0f}")
+            md.append(f"| {r} | " + " | ".join(cells) + " |")
+        md.append("")
     return md
 
 
@@ -792,7 +817,9 @@ def native_section(native, N, rows):
         le = end.get("loadavg_end", ["?"])
         md.append("## Host-native copy routines, GiB/s, median (min–max) [native]")
         md.append("")
-        md.append(f"- CPU: `{info.get('cpu_model')}` ({flags}{virt}); pinned to CPU "
+        fam = (f", family {info['cpu_family']} model {info['cpu_model_nr']}"
+               if info.get("cpu_family", -1) >= 0 else "")
+        md.append(f"- CPU: `{info.get('cpu_model')}`{fam} ({flags}{virt}); pinned to CPU "
                   f"{info.get('cpu')}; {info.get('runs')} runs, every routine and shape "
                   f"interleaved, order rotated each run; {mb} MB buffers"
                   f"{' backed by THP' if info.get('thp') else ' of 4KB pages'}, cold source; "

@@ -306,6 +306,10 @@ build_copymodel() {
 		# The tree by its commit, never by a path of this machine.
 		desc="kernel tree at commit $(git -C "$ksrc" rev-parse --short=12 HEAD 2>/dev/null || echo '(not a git tree)')"
 		flags=(-DHAVE_KCOPY "-DKSRC_DESC=\"${desc//[\"\\]/}\"")
+		# The series' non-temporal routine, in a tree that has it
+		if nm "$tmp/copy_mc_64.o" | grep -q ' T kernel_copy_mc_nocache$'; then
+			flags+=(-DHAVE_KCOPY_NOCACHE)
+		fi
 	else
 		note="kernel copy routines not built in ($note): timing copymodel's own copies only (rep_movsb stands in for copy_mc_enhanced_fast_string)"
 		flags=("-DKCOPY_NOTE=\"${note//[\"\\]/}\"")

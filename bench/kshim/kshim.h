@@ -46,16 +46,17 @@
 #define RET	ret
 
 /*
- * Exception tables: no machine check or fault is recovered in user space,
- * so the entries go into a section that is neither allocated nor loaded.
- * They still name both labels, so a typo in the kernel file fails here.
+ * Exception tables: kept, in a section of their own that copymodel walks
+ * (__start_kshim_extable) to send a fault in a copy routine to its fixup,
+ * as the kernel would: its fault check makes the source end at an
+ * inaccessible page. Writable, for the relocations of a PIE.
  */
 #define KSHIM_EX_DEFAULT		0
 #define KSHIM_EX_MCE_SAFE		1
 #define EX_TYPE_DEFAULT			KSHIM_EX_DEFAULT
 #define EX_TYPE_DEFAULT_MCE_SAFE	KSHIM_EX_MCE_SAFE
 #define _ASM_EXTABLE_TYPE(from, to, type)		\
-	.pushsection .kshim.discard.extable, "", @progbits;	\
+	.pushsection kshim_extable, "aw", @progbits;	\
 	.quad from, to;					\
 	.long type;					\
 	.popsection

@@ -264,6 +264,21 @@ def paragraphs(region):
         yield para
 
 
+WORD_BEFORE_RE = re.compile(r"([\w-]+)\s+$")
+
+
+def word_before(text, s):
+    """The word that ends, followed by white space, right where text[s:]
+    starts, or None. Looks back a little first: the search over the whole
+    prefix of a long results file, once per decimal, was most of the
+    check's time."""
+    lo = max(0, s - 256)
+    m = WORD_BEFORE_RE.search(text, lo, s)
+    if m and m.start() == lo and lo > 0:
+        m = WORD_BEFORE_RE.search(text, 0, s)  # the word may go on before lo
+    return m.group(1) if m else None
+
+
 def figures_in(text):
     """[(start, end, number, unit, own)] of the figures in a paragraph's
     text: unit is the figure's unit or None, own whether the text writes
@@ -291,8 +306,8 @@ def figures_in(text):
         if "." in num:
             if after == "+":
                 continue  # 6.8+
-            word = re.search(r"([\w-]+)\s+$", text[:s])
-            if word and word.group(1).lower() in VERSION_WORDS:
+            word = word_before(text, s)
+            if word and word.lower() in VERSION_WORDS:
                 continue
         unit = (u.group(1) or u.group(2)) if u else None
         toks.append([s, e, num, unit, unit is not None])

@@ -380,6 +380,26 @@ static void jnum(double v)
 		printf("null");
 }
 
+/* ,"key":v (a JSON member after others) */
+static void jfield(const char *key, double v)
+{
+	printf(",\"%s\":", key);
+	jnum(v);
+}
+
+/* ,"key":[v0,v1,...] */
+static void jarray(const char *key, const double *v, int n)
+{
+	int i;
+
+	printf(",\"%s\":[", key);
+	for (i = 0; i < n; i++) {
+		printf("%s", i ? "," : "");
+		jnum(v[i]);
+	}
+	printf("]");
+}
+
 static long anon_huge_kb(void)
 {
 	FILE *f = fopen("/proc/self/smaps_rollup", "r");
@@ -602,15 +622,12 @@ static void victim(const struct routine *rts, int nrt, int runs, int reps)
 			       k < nrt ? rts[k].name : "none", vbs[b] >> 20, vbs[b], THP, reps, runs);
 			for (r = 0; r < runs; r++)
 				printf("%s%.3f", r ? "," : "", vals[r]);
-			printf("],\"mean\":");
-			jnum(mean);
-			m = median(vals, runs);
-			printf(",\"median\":");
-			jnum(m);
-			printf(",\"min\":");
-			jnum(vals[0]);
-			printf(",\"max\":");
-			jnum(vals[runs - 1]);
+			printf("]");
+			jfield("mean", mean);
+			m = median(vals, runs);	/* vals sorted: [0] min, [runs - 1] max */
+			jfield("median", m);
+			jfield("min", vals[0]);
+			jfield("max", vals[runs - 1]);
 			printf("}\n");
 		}
 	free(t);
@@ -788,32 +805,19 @@ int main(int argc, char **argv)
 		jstr(shapes[i].rt->source);
 		if (sweep)
 			printf(",\"cache\":\"%s\"", shapes[i].warm ? "warm" : "cold");
-		printf(",\"kind\":\"%s\",\"shape\":\"%s\",\"bytes\":%lu,\"unit\":\"GiB/s\",\"n\":%d,"
-		       "\"mean\":", shapes[i].kind, shapes[i].name,
+		printf(",\"kind\":\"%s\",\"shape\":\"%s\",\"bytes\":%lu,\"unit\":\"GiB/s\",\"n\":%d",
+		       shapes[i].kind, shapes[i].name,
 		       shapes[i].warm ? shapes[i].folio * shapes[i].warm : size, runs);
-		jnum(mean);
-		printf(",\"std\":");
-		jnum(sqrt(var));
-		printf(",\"median\":");
-		jnum(med);
-		printf(",\"min\":");
-		jnum(v[0]);
-		printf(",\"max\":");
-		jnum(v[runs - 1]);
-		printf(",\"median_cpu\":");
-		jnum(medc);
-		printf(",\"folio_bytes\":%lu,\"call_bytes\":%lu,\"values\":[",
-		       shapes[i].folio, shapes[i].call);
-		for (r = 0; r < runs; r++) {
-			printf("%s", r ? "," : "");
-			jnum(shapes[i].gibs[r]);
-		}
-		printf("],\"values_cpu\":[");
-		for (r = 0; r < runs; r++) {
-			printf("%s", r ? "," : "");
-			jnum(shapes[i].gibs_cpu[r]);
-		}
-		printf("]}\n");
+		jfield("mean", mean);
+		jfield("std", sqrt(var));
+		jfield("median", med);
+		jfield("min", v[0]);
+		jfield("max", v[runs - 1]);
+		jfield("median_cpu", medc);
+		printf(",\"folio_bytes\":%lu,\"call_bytes\":%lu", shapes[i].folio, shapes[i].call);
+		jarray("values", shapes[i].gibs, runs);
+		jarray("values_cpu", shapes[i].gibs_cpu, runs);
+		printf("}\n");
 		free(v);
 	}
 	printf("{\"tag\":\"native\",\"info\":\"copymodel_end\",\"seconds\":%.1f,"

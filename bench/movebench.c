@@ -45,6 +45,16 @@
  *   pgmigrate_precopy, pgmigrate_precopy_redo          /proc/vmstat, where the
  *                  kernel has migration precopy (folios copied before the
  *                  unmap; copied again inside the window, written meanwhile)
+ *   rmap_unmap, rmap_remap, rmap_precopy_wrprotect, rmap_precopy_check,
+ *   rmap_precopy_reopen   with -k, on a kernel with kprobe events
+ *                  (CONFIG_KPROBE_EVENTS): the hits of a kprobe on each rmap
+ *                  walk's per-VMA callback (try_to_migrate_one(),
+ *                  remove_migration_pte(), the pre-copy's three), over the
+ *                  whole system; one per walk where a folio has one mapping,
+ *                  as here (a split adds a remap walk per folio it makes); a
+ *                  counter whose probe missed a hit is left out. The probes'
+ *                  traps land inside the timed runs: -k is for counting, not
+ *                  for times
  * A counter this kernel lacks is left out (never 0), and the "counts" info
  * line at the start lists what is missing. Normalizing is the report's job.
  * The kernel_window figures carry counts per folio (one move_pages() each).
@@ -56,8 +66,9 @@
  * Needs root (sysfs THP knobs, /proc/kpageflags, tracefs, which it mounts on
  * /sys/kernel/tracing when nothing is there) and two NUMA nodes.
  *
- *   movebench [-s SIZE_MB] [-r RUNS] [-g RUNS_1G] [-t TAG] [-o BENCHES] [-q]
+ *   movebench [-s SIZE_MB] [-r RUNS] [-g RUNS_1G] [-t TAG] [-o BENCHES] [-q] [-k]
  *   -o   only these, comma-separated: memcpy,move_pages,uffd_move,window
+ *   -k   count the rmap walks with kprobes (see above)
  *        (window: both window figures)
  *   -q   quick: small sizes, two runs; for a smoke test of the tool
  */
@@ -77,6 +88,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -254,8 +266,10 @@ enum {
 	C_SPLIT_PAGE, C_SPLIT_PMD, C_SPLIT_PTE, C_MTHP_SPLIT, C_MTHP_SPLIT_FAILED,
 	C_MIGRATE_OK, C_MIGRATE_FAIL, C_THP_MIGRATE_OK, C_THP_MIGRATE_SPLIT,
 	C_PRECOPY, C_PRECOPY_REDO,
+	C_RMAP_UNMAP, C_RMAP_REMAP, C_RMAP_WRPROTECT, C_RMAP_CHECK, C_RMAP_REOPEN,
 	NR_COUNTERS
 };
+#define C_RMAP_FIRST	C_RMAP_UNMAP	/* from here on: kprobe hits, not vmstat */
 
 /* The JSON names; those from C_TLB_FLUSH on, bar the mTHP ones, are vmstat's */
 static const char *const counter_name[NR_COUNTERS] = {
@@ -263,7 +277,14 @@ static const char *const counter_name[NR_COUNTERS] = {
 	"thp_split_page", "thp_split_pmd", "thp_split_pte", "mthp_split",
 	"mthp_split_failed", "pgmigrate_success", "pgmigrate_fail",
 	"thp_migration_success", "thp_migration_split", "pgmigrate_precopy",
-	"pgmigrate_precopy_redo",
+	"pgmigrate_precopy_redo", "rmap_unmap", "rmap_remap", "rmap_precopy_wrprotect",
+	"rmap_precopy_check", "rmap_precopy_reopen",
+};
+
+/* The function each rmap_* counter's kprobe is on: a walk's rmap_one callback */
+static const char *const rmap_func[NR_COUNTERS - C_RMAP_FIRST] = {
+	"try_to_migrate_one", "remove_migration_pte", "precopy_wrprotect_one",
+	"precopy_changed_one", "precopy_reopen_one",
 };
 
 static bool tlb_from_interrupts;	/* else from vmstat, if there */
@@ -311,6 +332,154 @@ static long read_long(const char *path)
 	return v;
 }
 
+/* ---- kprobe events on the rmap walks, where the kernel has them ---- */
+
+#define TRACEFS		"/sys/kernel/tracing"
+#define KP_GROUP	"movebench"
+/* An instance of its own, tracing off: the probes count hits, record nothing */
+#define KP_INSTANCE	"instances/movebench-rmap"
+
+static bool kp_wanted;			/* -k */
+static char kp_dir[64];			/* tracefs, with the instance made */
+static bool kp_made[NR_COUNTERS - C_RMAP_FIRST];
+
+/*
+ * tracefs' directory into dir (mounted on /sys/kernel/tracing when nothing
+ * is there); false when there is none.
+ */
+static bool tracefs_find(char *dir, size_t len)
+{
+	const char *dirs[] = { TRACEFS, "/sys/kernel/debug/tracing" };
+	char path[160];
+	size_t k;
+
+	if (access(TRACEFS "/trace", F_OK))
+		mount("nodev", TRACEFS, "tracefs", 0, NULL);
+	for (k = 0; k < sizeof(dirs) / sizeof(dirs[0]); k++) {
+		snprintf(path, sizeof(path), "%s/trace", dirs[k]);
+		if (!access(path, R_OK)) {
+			snprintf(dir, len, "%s", dirs[k]);
+			return true;
+		}
+	}
+	dir[0] = '\0';
+	return false;
+}
+
+/* Write line to tracefs file file of kp_dir, appending (kprobe_events) */
+static bool kp_write(const char *file, const char *line, bool append)
+{
+	char path[192];
+	size_t len = strlen(line);
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", kp_dir, file);
+	fd = open(path, O_WRONLY | (append ? O_APPEND : O_TRUNC));
+	if (fd < 0)
+		return false;
+	n = write(fd, line, len);
+	return !close(fd) && n == (ssize_t)len;
+}
+
+/* Probe i off and gone (also one a killed run left behind) */
+static void kp_remove(int i)
+{
+	char f[160], line[96];
+
+	snprintf(f, sizeof(f), KP_INSTANCE "/events/" KP_GROUP "/%s/enable",
+		 counter_name[C_RMAP_FIRST + i]);
+	kp_write(f, "0", false);
+	snprintf(line, sizeof(line), "-:" KP_GROUP "/%s\n", counter_name[C_RMAP_FIRST + i]);
+	kp_write("kprobe_events", line, true);
+	kp_made[i] = false;
+}
+
+/*
+ * A kprobe event on each rmap_func[], enabled in an instance whose tracing
+ * is off: its hits count in kprobe_profile. A function this kernel lacks (or
+ * a kernel without kprobe events) gets none, and its counter is missing.
+ */
+static void kp_init(void)
+{
+	char f[160], line[160];
+	int i;
+
+	if (!kp_wanted || !tracefs_find(kp_dir, sizeof(kp_dir)))
+		goto none;
+	snprintf(f, sizeof(f), "%s/kprobe_events", kp_dir);
+	if (access(f, W_OK))
+		goto none;
+	snprintf(f, sizeof(f), "%s/" KP_INSTANCE, kp_dir);
+	if (mkdir(f, 0755) && errno != EEXIST)
+		goto none;
+	/* Nothing is recorded: the smallest buffer will do */
+	kp_write(KP_INSTANCE "/buffer_size_kb", "4", false);
+	if (!kp_write(KP_INSTANCE "/tracing_on", "0", false)) {
+		rmdir(f);
+		goto none;
+	}
+	for (i = 0; i < NR_COUNTERS - C_RMAP_FIRST; i++) {
+		kp_remove(i);
+		snprintf(line, sizeof(line), "p:" KP_GROUP "/%s %s\n",
+			 counter_name[C_RMAP_FIRST + i], rmap_func[i]);
+		if (!kp_write("kprobe_events", line, true))
+			continue;
+		snprintf(f, sizeof(f), KP_INSTANCE "/events/" KP_GROUP "/%s/enable",
+			 counter_name[C_RMAP_FIRST + i]);
+		kp_made[i] = true;
+		if (!kp_write(f, "1", false))
+			kp_remove(i);
+	}
+	return;
+none:
+	kp_dir[0] = '\0';
+}
+
+/* The probes gone, and their instance (at exit) */
+static void kp_restore(void)
+{
+	char f[160];
+	int i;
+
+	if (!kp_dir[0])
+		return;
+	for (i = 0; i < NR_COUNTERS - C_RMAP_FIRST; i++)
+		if (kp_made[i])
+			kp_remove(i);
+	snprintf(f, sizeof(f), "%s/" KP_INSTANCE, kp_dir);
+	rmdir(f);
+	kp_dir[0] = '\0';
+}
+
+/*
+ * The hits of each probe made into c[C_RMAP_FIRST...] from kprobe_profile
+ * ("NAME HITS MISSED"); -1 where there is no probe, or it missed a hit (a
+ * count that would not be exact).
+ */
+static void kp_read(long *c)
+{
+	char path[160], line[256], name[128];
+	long hits, missed;
+	FILE *f;
+	int i;
+
+	if (!kp_dir[0])
+		return;
+	snprintf(path, sizeof(path), "%s/kprobe_profile", kp_dir);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%127s %ld %ld", name, &hits, &missed) != 3)
+			continue;
+		for (i = 0; i < NR_COUNTERS - C_RMAP_FIRST; i++) {
+			if (kp_made[i] && !strcmp(name, counter_name[C_RMAP_FIRST + i]))
+				c[C_RMAP_FIRST + i] = missed ? -1 : hits;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
 /*
  * Every counter now, -1 where the kernel has none. mthp_kb: the THP size
  * whose hugepages-<size>kB/stats/ to read, 0 for none.
@@ -329,7 +498,7 @@ static void counters_read(long *c, unsigned long mthp_kb)
 
 		if (sscanf(line, "%127s %ld", name, &v) != 2)
 			continue;
-		for (i = C_TLB_FLUSH; i < NR_COUNTERS; i++) {
+		for (i = C_TLB_FLUSH; i < C_RMAP_FIRST; i++) {
 			if (i != C_MTHP_SPLIT && i != C_MTHP_SPLIT_FAILED &&
 			    !strcmp(name, counter_name[i]))
 				c[i] = v;
@@ -338,6 +507,7 @@ static void counters_read(long *c, unsigned long mthp_kb)
 	if (f)
 		fclose(f);
 	c[C_TLB_IPI] = tlb_from_interrupts ? tlb_interrupts() : c[C_TLB_RECEIVED];
+	kp_read(c);
 	if (mthp_kb) {
 		snprintf(path, sizeof(path), THP_SYSFS "/hugepages-%lukB/stats/split", mthp_kb);
 		c[C_MTHP_SPLIT] = read_long(path);
@@ -354,12 +524,13 @@ static void counters_info(void)
 	int i;
 
 	tlb_from_interrupts = tlb_interrupts() >= 0;
+	kp_init();
 	counters_read(c, MTHP_SZ >> 10);
 	printf("{\"tag\":\"%s\",\"info\":\"counts\",\"tlb_source\":\"%s\",\"missing\":[",
 	       tag, tlb_from_interrupts ? "/proc/interrupts TLB" :
 	       c[C_TLB_IPI] >= 0 ? "vmstat nr_tlb_remote_flush_received" : "none");
 	for (i = 0; i < NR_COUNTERS; i++) {
-		if (c[i] >= 0)
+		if (c[i] >= 0 || (i >= C_RMAP_FIRST && !kp_wanted))
 			continue;
 		printf("%s\"%s\"", first ? "" : ",", counter_name[i]);
 		first = false;
@@ -502,6 +673,7 @@ static void knobs_restore(void)
 {
 	precopy_restore();
 	tr_restore();
+	kp_restore();
 	if (knob_pmd.saved)
 		knob_write(knob_pmd.path, knob_pmd.old);
 	if (knob_64k.saved)
@@ -891,7 +1063,6 @@ out:
 
 /* ---- trace events: each folio's migration window seen inside the kernel ---- */
 
-#define TRACEFS		"/sys/kernel/tracing"
 
 /*
  * A folio's migration entries: set when it is unmapped, removed when it is
@@ -1084,21 +1255,12 @@ static void tr_restore(void)
 static void tr_init(void)
 {
 	char buf[256], path[160], *a, *b;
-	const char *dirs[] = { TRACEFS, "/sys/kernel/debug/tracing" };
 	size_t k, used = 0;
 	FILE *f;
 	int i;
 
 	tr.why = NULL;
-	if (access(TRACEFS "/trace", F_OK))
-		mount("nodev", TRACEFS, "tracefs", 0, NULL);
-	tr.dir[0] = '\0';
-	for (k = 0; k < sizeof(dirs) / sizeof(dirs[0]) && !tr.dir[0]; k++) {
-		snprintf(path, sizeof(path), "%s/trace", dirs[k]);
-		if (!access(path, R_OK))
-			snprintf(tr.dir, sizeof(tr.dir), "%s", dirs[k]);
-	}
-	if (!tr.dir[0]) {
+	if (!tracefs_find(tr.dir, sizeof(tr.dir))) {
 		tr.why = "no tracefs at " TRACEFS " and none could be mounted there "
 			 "(a kernel without CONFIG_FTRACE?)";
 		goto out;
@@ -1612,7 +1774,7 @@ int main(int argc, char **argv)
 	int opt;
 
 	page_size = sysconf(_SC_PAGESIZE);
-	while ((opt = getopt(argc, argv, "s:r:g:t:o:q")) != -1) {
+	while ((opt = getopt(argc, argv, "s:r:g:t:o:qk")) != -1) {
 		switch (opt) {
 		case 's':
 			size = strtoul(optarg, NULL, 0) << 20;
@@ -1634,8 +1796,11 @@ int main(int argc, char **argv)
 			runs = 2;
 			runs_1g = 0;
 			break;
+		case 'k':
+			kp_wanted = true;
+			break;
 		default:
-			fprintf(stderr, "usage: movebench [-s SIZE_MB] [-r RUNS] [-g RUNS_1G] [-t TAG] [-o BENCHES] [-q]\n");
+			fprintf(stderr, "usage: movebench [-s SIZE_MB] [-r RUNS] [-g RUNS_1G] [-t TAG] [-o BENCHES] [-q] [-k]\n");
 			return 2;
 		}
 	}

@@ -73,6 +73,17 @@ PRECOPY_KEYS = (("pgmigrate_precopy", "precopied/run"),
 # movebench's split counters (vmstat); with the run's own mTHP size's
 # stats/split they make a run's splits. For the PMD size (movebench's THP,
 # 2 MB on x86) that stat counts the same splits as thp_split_page.
+# movebench -k's rmap walk counters (kprobe hits on each walk's per-VMA
+# callback, one per walk: every folio it moves has one mapping), where the
+# kernel has kprobe events: (counter, column), a column where a run has it,
+# per folio moved
+RMAP_KEYS = (("rmap_unmap", "unmap walks/folio"), ("rmap_remap", "remap walks/folio"),
+             ("rmap_precopy_wrprotect", "pre-copy walks/folio"),
+             ("rmap_precopy_check", "check walks/folio"),
+             ("rmap_precopy_reopen", "reopen walks/folio"))
+# The folio size of each kind movebench moves (4k: the page size, x86)
+KIND_FOLIO = {"thp": 2 << 20, "mthp64k": 64 << 10, "hugetlb2m": 2 << 20,
+              "hugetlb1g": 1 << 30, "4k": 4 << 10}
 SPLIT_KEYS = ("thp_split_page", "thp_split_pmd", "thp_split_pte")
 PMD_KB = 2048
 
@@ -281,6 +292,11 @@ def check_counts(d):
     if d.get("whole_after") == 1.0 and own and \
             any(isinstance(x, int) and x > 0 for x in own):
         bad.append(f"whole_after 1.0 but splits of its own folio size in its runs: {own}")
+    # A window run moves one THP mapped once: one unmap walk, one remap walk
+    if d.get("bench") == "kernel_window":
+        for k in ("rmap_unmap", "rmap_remap"):
+            if k in c and any(x != 1 for x in c[k]):
+                bad.append(f"counts {k}: a window run moves one folio, one walk each: {c[k]}")
     return bad
 
 
@@ -308,6 +324,7 @@ def counts_section(records, accel):
     per = {}   # (bench, kind, dir, tag) -> boot -> metric -> [per-run values]
     idle = set()   # keys of figures run without a busy thread in the mm
     precopy = False   # a kernel counts migration precopy
+    rmap = set()   # the rmap walk counters some run has
     for d in records:
         c = d.get("counts")
         if "bench" not in d or "skip" in d or not isinstance(c, dict):
@@ -329,12 +346,20 @@ def counts_section(records, accel):
                 if k in c:
                     m.setdefault(k, []).append(c[k][i])
                     precopy = True
+            folios = b / KIND_FOLIO[d["kind"]] if d["kind"] in KIND_FOLIO else 0
+            if d["bench"] == "kernel_window":
+                folios = 1   # one 2MB THP a run
+            for k, _ in RMAP_KEYS:
+                if k in c and folios:
+                    m.setdefault(k, []).append(c[k][i] / folios)
+                    rmap.add(k)
     if not per:
         return []
     kernels = [t for t in KERNELS if t != "patched+precopy" or any(k[3] == t for k in per)]
     metrics = [("ipi", "TLB IPIs/MB"), ("splits", "splits/run"), ("mig", "migrated/run")]
     if precopy:
         metrics += [(k, col) for k, col in PRECOPY_KEYS]
+    metrics += [(k, col) for k, col in RMAP_KEYS if k in rmap]
     windows = any(k[0] == "kernel_window" for k in per)
 
     def cell(key, metric):
@@ -378,6 +403,13 @@ def counts_section(records, accel):
         md.append("- precopied/run: pgmigrate_precopy (folios migrated on the copy made "
                   "before their unmap); redone/run: pgmigrate_precopy_redo (copied again "
                   "inside the window: written, or write-protected, meanwhile).")
+    if rmap:
+        md.append("- walks/folio: rmap walks per folio moved (movebench -k: kprobe hits, "
+                  "over the whole guest, on each walk's per-VMA callback: unmap "
+                  "try_to_migrate_one(), remap remove_migration_pte(), and the pre-copy's "
+                  "write-protect, in-window check and reopen; one per walk, every folio "
+                  "moved having one mapping; a split adds a remap walk per folio it "
+                  "makes). The probes' traps fall inside the timed runs.")
     md.append(f"- ({', '.join(SHORT[t] for t in kernels)}): "
               + ", ".join(kernels) + ". Each: the median over boots of every boot's median "
               "over its runs, (low–high) the boot medians where they differ; n/a: no counts."

@@ -508,9 +508,8 @@ static int fault_check(void)
 	for (i = 0; i < sizeof(rt) / sizeof(rt[0]); i++) {
 		unsigned long cases = 0, bad = 0, short_ = 0;
 
-		for (k = 0; k <= 2 * pg + 64; k += k < 200 ? 1 : k < pg - 70 ? 251 : 1) {
-			if (k > 200 && k < pg - 70)
-				continue;
+		/* k: 0 to 200, then pg - 70 to 2 * pg + 64, one by one */
+		for (k = 0; k <= 2 * pg + 64; k = k == 200 ? pg - 70 : k + 1) {
 			for (x = 0; x < sizeof(extra) / sizeof(extra[0]); x++) {
 				unsigned long len = k + extra[x], left, got;
 

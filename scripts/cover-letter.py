@@ -151,6 +151,14 @@ def main(d, name):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    args = sys.argv[1:]
+    # -h/--help: the docstring above; an option it does not take: one error line.
+    if "-h" in args or "--help" in args:
+        print(__doc__.strip())
+        sys.exit(0)
+    bad = [a for a in args if a.startswith("-")]
+    if bad:
+        sys.exit("cover-letter.py: error: unknown option '%s' (see --help)" % bad[0])
+    if len(args) != 2:
         sys.exit("usage: scripts/cover-letter.py RESULTS_DIR NAME")
-    main(sys.argv[1], sys.argv[2])
+    main(args[0], args[1])

@@ -41,6 +41,10 @@ SPLAT = re.compile(r'(BUG: |WARNING: |Oops: |general protection fault|Kernel pan
 
 def main():
     args = sys.argv[1:]
+    # -h/--help: the docstring above; an option it does not take: one error line.
+    if '-h' in args or '--help' in args:
+        print(__doc__.strip())
+        sys.exit(0)
     opts = {}
     for o in ('--counts', '--config', '--boot-log'):
         if o in args:
@@ -49,6 +53,9 @@ def main():
                 sys.exit(f'{o} needs a file')
             opts[o] = args[i + 1]
             del args[i:i + 2]
+    bad = [a for a in args if a.startswith('-')]
+    if bad:
+        sys.exit(f"tap-results.py: error: unknown option '{bad[0]}' (see --help)")
     counts_file = opts.get('--counts')
     if len(args) != 2:
         sys.exit(__doc__)

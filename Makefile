@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: help check run deps base apply export checkpatch build build-debug \
+.PHONY: help check check-full test-postings run deps base apply export checkpatch build build-debug \
 	build-series selftests selftests-debug selftests-arm64 kunit kunit-um kunit-x86_64 kunit-powerpc test-harness \
 	bench bench-smoke matrix sparse cover-letter figures send-dry-run copymodel icount
 
@@ -11,8 +11,14 @@ help: ## this list
 	@grep -hE '^[a-z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
 		awk -F':.*## ' '{ printf "  make %-16s %s\n", $$1, $$2 }'
 
-check: ## the test command: figures, base, apply, checkpatch, bisect build, harness tests, selftests + KUnit in the guest, KUnit on UML
+check: ## the test command (CI, about 30 min): figures, base, apply, checkpatch, HEAD built + each commit's objects, harness tests, the series' tests + KUnit in the guest, KUnit on UML
 	@$(S)/check
+
+check-full: ## before sending: check with every commit built in full, the kernel's own suites (selftests/list.full) and each posting on its own stack; records the pass scripts/send --send needs
+	@$(S)/check --full
+
+test-postings: ## each posting on its own stack (base + what it needs + itself), built and run with its own tests
+	@$(S)/test-postings
 
 run: ## the main job: apply, build, selftests, then the benchmark (base vs patched), printing its report
 	@$(S)/deps && $(S)/base && $(S)/apply && $(S)/build test && $(S)/selftests test && \
@@ -48,22 +54,22 @@ build: ## x86_64 test kernel (tinyconfig + selftests/config)
 build-debug: ## x86_64 debug kernel (+ KASAN, lockdep, DEBUG_VM)
 	@$(S)/build debug
 
-build-series: ## build every commit of the series in turn
-	@$(S)/build-series test
+build-series: ## HEAD's kernel in full, then each commit compiles the objects its change touches (BUILD_SERIES_FULL=1: every commit in full)
+	@$(S)/build-series $(if $(BUILD_SERIES_FULL),--full) test
 
 selftests: build ## boot the test kernel and run selftests/list (and boot-time KUnit)
 	@$(S)/selftests test
 
-selftests-debug: build-debug ## the same on the debug kernel; any splat fails
-	@$(S)/selftests debug
+selftests-debug: build-debug ## selftests/list.full on the debug kernel; any splat fails
+	@SELFTESTS_LIST=$(CURDIR)/selftests/list.full $(S)/selftests debug
 
 # ARM64_PAGE_KB=16 for the arm64 kernel with 16 KB pages (configuration arm64-16k)
 ARM64_CONFIG = arm64$(if $(filter 16,$(ARM64_PAGE_KB)),-16k)
 
-selftests-arm64: ## selftests/list + boot-time KUnit in an arm64 guest (cross-built, QEMU virt, TCG): contpte under the series; ARM64_PAGE_KB=16 for 16 KB pages
+selftests-arm64: ## selftests/list.full + boot-time KUnit in an arm64 guest (cross-built, QEMU virt, TCG): contpte under the series; ARM64_PAGE_KB=16 for 16 KB pages
 	@case "$(or $(ARM64_PAGE_KB),4)" in 4|16) ;; *) echo "make: ARM64_PAGE_KB must be 4 or 16, not '$(ARM64_PAGE_KB)'" >&2; exit 1 ;; esac
 	@DEPS_EXTRA="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm" $(S)/deps && \
-		$(S)/build $(ARM64_CONFIG) && $(S)/selftests $(ARM64_CONFIG)
+		$(S)/build $(ARM64_CONFIG) && SELFTESTS_LIST=$(CURDIR)/selftests/list.full $(S)/selftests $(ARM64_CONFIG)
 
 kunit: kunit-x86_64 kunit-um ## the KUnit suite through kunit.py, x86_64 (QEMU) and UML
 

@@ -12,7 +12,9 @@ PATCHDIR=${PATCHDIR:-$ROOT/patches}
 # Signs the Debian archive for the private apt setups (base, sparse, icount)
 # shellcheck disable=SC2034 # used by those scripts
 KEYRING=${DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
-export CCACHE_DIR=${CCACHE_DIR:-$WORKDIR/ccache}
+# The compiler cache lives outside the clone, so a fresh clone on the same
+# machine (a second CI run) starts warm; CCACHE_DIR= puts it elsewhere.
+export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/linux-mm-series/ccache}
 PROG=$(basename "$0")
 
 die() { printf '%s: error: %s\n' "$PROG" "$*" >&2; exit 1; }
@@ -324,4 +326,15 @@ build_copymodel() {
 list_test_binaries() {
 	grep -vE '^[[:space:]]*(#|allow-skip|kunit[[:space:]]|guest-write[[:space:]]|$)' "$1" |
 		awk '{ print $1 }' | sort -u
+}
+
+# A hash of the series as patches/ has it (`series` and each of its
+# patches, in order): what scripts/check --full records its pass under and
+# scripts/send --send looks for.
+series_hash() {
+	local p
+	{
+		cat "$SERIES"
+		series_patches | while IFS= read -r p; do cat "$PATCHDIR/$p"; done
+	} | sha256sum | cut -c1-16
 }

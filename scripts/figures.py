@@ -99,6 +99,7 @@ One line per offence, then the summary:
     FILE:LINE: figure 'X' in results/A/report.md         (with --list)
     figures: N checked, M unbacked, K local paths
 """
+import json
 import os
 import re
 import subprocess
@@ -106,6 +107,11 @@ import sys
 
 PROG = "figures"
 SOURCES = "results/figure-sources.txt"
+INDEX = "results/INDEX.md"
+META_RE = re.compile(r"(^|/)meta\.[^/]*$")
+# Where the folders no text cites went (INDEX.md says how to get one back).
+PRUNED = ("results-pruned-2026-12-07",
+          "the 52 folders no text cited on 2026-12-07 (11 MB of 19 MB)", "6e14560")
 
 # The first component of an absolute path that is fine anywhere.
 ALLOWED_ROOTS = {"proc", "sys", "dev", "init", "devices"}
@@ -119,18 +125,24 @@ TIME_CLASS = {u: c for c, us in (("s", ("s", "sec", "secs", "second", "seconds")
                                  ("min", ("min", "mins", "minute", "minutes")),
                                  ("h", ("h", "hour", "hours"))) for u in us}
 COUNT_WORDS = ("instructions", "cycles", "passed", "failed", "skipped")
+# Measured counts: "1024 splits", "32 TLB-flush IPIs", "0 new warnings"
+# (one word may stand between the number and the noun).
+COUNT_NOUNS = ("splits", "IPIs", "faults", "migrations", "warnings")
 VERSION_WORDS = ("linux", "qemu", "gcc", "clang", "b4", "sparse", "python", "python3",
                  "debian", "version")
 
 URL_RE = re.compile(r"[A-Za-z][\w+.-]*://[^\s<>()\"'`]+|<[^\s<>]+@[^\s<>]+>|[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-NUM_RE = re.compile(r"\d+(?:\.\d+)*")
+# A number, with thousands separators (22,349.80) taken whole.
+NUM_RE = re.compile(r"\d{1,3}(?:,\d{3})+(?!\d)(?:\.\d+)?|\d+(?:\.\d+)*")
 # Numbers in a results file, each a maximal run of digits and dots (the
 # dots between digits): what a figure must equal to be found there.
-TOKEN_RE = re.compile(r"\d+(?:\.\d+)*")
+TOKEN_RE = NUM_RE
 # A unit right after a number: group 1 is "x" or "%" written against it,
 # group 2 a unit word after at most one space.
-UNIT_RE = re.compile(r"(x(?![\w/])|%)|[ \u00a0]?(%|[A-Za-z]+/s(?![\w/])|(?:WORDS)(?![\w/]))".replace(
-    "WORDS", "|".join(re.escape(u) for u in sorted(TIME_UNITS + COUNT_WORDS, key=len, reverse=True))))
+UNIT_RE = re.compile(r"(x(?![\w/])|%)|[ \u00a0]?(%|[A-Za-z]+/s(?![\w/])|(?:WORDS)(?![\w/]))"
+                     r"|[ \u00a0](?:[A-Za-z][\w-]* )?(NOUNS)(?![\w/])".replace(
+    "WORDS", "|".join(re.escape(u) for u in sorted(TIME_UNITS + COUNT_WORDS, key=len, reverse=True))).replace(
+    "NOUNS", "|".join(COUNT_NOUNS)))
 CHAIN_RE = re.compile(r"\s*(?:/|-|–|->|→|to|and|or|,)\s*")
 RESULTS_PATH_RE = re.compile(r"(?<![\w./-])results/[\w.+-]+(?:/[\w.+-]+)*")
 LOCAL_PATH_RE = re.compile(r"(?<![\w.~/)>\]}-])/[A-Za-z_][\w.+-]*(?:/[\w.+@%,:=-]*)*")
@@ -213,12 +225,58 @@ def read_sources(files):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         fig, _, src = line.partition("\t")
-        m = re.fullmatch(r"\s*([-+~]?(\d+(?:\.\d+)?))\s*(\S.*?)?\s*", fig)
+        m = re.fullmatch(r"\s*[-+~]?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s*(\S.*?)?\s*", fig)
         if not src.strip() or not m:
             fail("%s:%d: want '<figure><TAB><where it comes from>', not '%s'" % (SOURCES, n, line))
-        unit = re.sub(r"\s+", "", m.group(3)) if m.group(3) else None
-        entries.append((m.group(2), unit))
+        unit = re.sub(r"\s+", "", m.group(2)) if m.group(2) else None
+        entries.append((m.group(1).replace(",", ""), unit))
     return entries
+
+
+def read_postings(root, chk):
+    """({text: posting}, {posting: {"sources": (results/dir, ...), ...}})
+    from the `postings` file: the texts of a posting are its patches and its
+    cover letter; its `sources` line names the results folders its figures
+    come from."""
+    path = os.path.join(root, "postings")
+    owner, posts, cur = {}, {}, None
+    if not os.path.isfile(path):
+        return owner, posts
+    pdir = os.path.join(root, "patches")
+    pfiles = sorted(os.listdir(pdir)) if os.path.isdir(pdir) else []
+    for n, line in enumerate(open(path, encoding="utf-8"), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = re.fullmatch(r"\[([a-z0-9][a-z0-9-]*)\]", line)
+        if m:
+            cur = m.group(1)
+            posts[cur] = {"sources": (), "patches": [], "cover": None, "line": n}
+            continue
+        key, _, val = line.partition(" ")
+        val = val.strip()
+        if cur is None:
+            continue
+        if key == "patches":
+            for num in val.split():
+                hit = [f for f in pfiles if f.startswith(num + "-") and f.endswith(".patch")]
+                for f in hit:
+                    owner["patches/" + f] = cur
+                    posts[cur]["patches"].append("patches/" + f)
+        elif key == "cover" and val != "-":
+            owner[val] = cur
+            posts[cur]["cover"] = val
+        elif key == "sources" and val != "-":
+            srcs = []
+            for src in val.split():
+                d = src.rstrip("/")
+                if not re.fullmatch(r"results/[\w.+-]+", d) or d.split("/")[1] not in chk.folders:
+                    chk.offence("postings:%d: source '%s' of [%s] is no committed results folder" % (n, src, cur))
+                    continue
+                srcs.append(d)
+                chk.cite(d, "postings [%s]" % cur)
+            posts[cur]["sources"] = tuple(posts[cur]["sources"]) + tuple(srcs)
+    return owner, posts
 
 
 def mask(text, regex):
@@ -309,7 +367,7 @@ def figures_in(text):
             word = word_before(text, s)
             if word and word.lower() in VERSION_WORDS:
                 continue
-        unit = (u.group(1) or u.group(2)) if u else None
+        unit = (u.group(1) or u.group(2) or u.group(3)) if u else None
         toks.append([s, e, num, unit, unit is not None])
     # "7396 / 4542 us": a number chained to a figure with a unit takes it.
     for i in range(len(toks) - 2, -1, -1):
@@ -327,26 +385,35 @@ def shown(text, e, num, unit, own):
 
 
 class Checker:
-    def __init__(self, root, listing=False):
+    def __init__(self, root, listing=False, write_index=False):
+        self.write_index = write_index
         self.root = root
         self.list = listing
         self.results = tracked_results(root)
         self.sources = read_sources(self.results)
-        self.backing = {p: t for p, t in self.results.items() if p != SOURCES}
+        # Meta files say where a run ran (its load average, its date):
+        # they back no figure; nor does the index made from this check.
+        self.backing = {p: t for p, t in self.results.items()
+                        if p not in (SOURCES, INDEX) and not META_RE.search(p)}
+        self.folders = sorted({p.split("/")[1] for p in self.results if p.count("/") >= 2})
         self.cache, self.token_sets, self.time_sets = {}, {}, {}
-        self.checked = self.unbacked = self.local = 0
+        self.checked = self.unbacked = self.local = self.other = 0
+        self.cited = {}     # folder -> {text}
+        self.claims = []    # (text, line, figure, backing file)
+        self.owner, self.postings = read_postings(root, self)
 
     def found(self, num, paths, unit=None):
         """The first results file (in the paths named, if any) holding num
         as a whole number, or None. A number is found where it is a maximal
         run of digits and dots, the same as not being part of a longer
         number: 13.8 is not in 13.81, 213.8 or 1.13.8."""
+        num = num.replace(",", "")
         tclass = TIME_CLASS.get(unit) if "." not in num else None
         key = (num, paths, tclass)
         if key not in self.cache:
             hit = None
             for p in self.backing:
-                if paths and not any(p == q or p.startswith(q + "/") for q in paths):
+                if not any(p == q or p.startswith(q + "/") for q in paths):
                     continue
                 if (num, tclass) in self.timed(p) if tclass else num in self.tokens(p):
                     hit = p
@@ -361,7 +428,7 @@ class Checker:
         if path not in self.time_sets:
             got, text = set(), self.backing[path]
             if not path.endswith(".jsonl"):  # raw values: no units
-                got = {(num, TIME_CLASS[unit]) for _s, _e, num, unit, _own in figures_in(mask(text, URL_RE))
+                got = {(num.replace(",", ""), TIME_CLASS[unit]) for _s, _e, num, unit, _own in figures_in(mask(text, URL_RE))
                        if "." not in num and unit in TIME_CLASS}
                 # A markdown table under a heading that gives a time unit
                 # ("## In-kernel window per folio, 2MB THP, µs"): its cells.
@@ -372,19 +439,20 @@ class Checker:
                                            re.sub(r"min\s*[-–]\s*max", "", line))
                         table_units = {TIME_CLASS[w] for w in words if w in TIME_CLASS}
                     elif table_units and line.startswith("|"):
-                        got |= {(t, c) for t in TOKEN_RE.findall(line) if "." not in t for c in table_units}
+                        got |= {(t.replace(",", ""), c) for t in TOKEN_RE.findall(line)
+                                if "." not in t for c in table_units}
             self.time_sets[path] = got
         return self.time_sets[path]
 
     def tokens(self, path):
         if path not in self.token_sets:
-            self.token_sets[path] = set(TOKEN_RE.findall(self.backing[path]))
+            self.token_sets[path] = {t.replace(",", "") for t in TOKEN_RE.findall(self.backing[path])}
         return self.token_sets[path]
 
     def sourced(self, num, unit):
         u = unit or ""
         for n, su in self.sources:
-            if n == num and (su is None or su == u):
+            if n == num.replace(",", "") and (su is None or su == u):
                 return True
         return False
 
@@ -396,7 +464,17 @@ class Checker:
             self.local += 1
             print("%s:%d: local path '%s'" % (name, n, m.group(0).rstrip(".,;:")))
 
+    def offence(self, msg):
+        self.other += 1
+        print(msg)
+
+    def cite(self, path, text):
+        parts = path.split("/")
+        if len(parts) >= 2:
+            self.cited.setdefault(parts[1], set()).add(text)
+
     def text(self, name, regions):
+        own = self.postings[self.owner[name]]["sources"] if name in self.owner else ()
         for region in regions:
             for n, line in region:
                 self.local_paths(name, n, line)
@@ -406,22 +484,31 @@ class Checker:
                     starts.append((len(joined), n))
                     joined += line + "\n"
                 named = tuple(sorted({p.rstrip("/.") for p in RESULTS_PATH_RE.findall(joined)}))
+                for p in named:
+                    self.cite(p, name)
+                # What a figure may come from: the results its paragraph
+                # names, else the sources of the posting the text is in.
+                beside = bool(named)
+                named = named or own
                 body = mask(joined, URL_RE)
-                for s, e, num, unit, own in figures_in(body):
+                for s, e, num, unit, own_unit in figures_in(body):
                     n = [ln for off, ln in starts if off <= s][-1]
                     self.checked += 1
                     src = self.sourced(num, unit) and SOURCES or self.found(num, named, unit)
                     if src:
+                        self.claims.append((name, n, shown(body, e, num, unit, own_unit), src))
                         if self.list:
                             print("%s:%d: figure '%s' in %s"
-                                  % (name, n, shown(body, e, num, unit, own), src))
+                                  % (name, n, shown(body, e, num, unit, own_unit), src))
                         continue
                     self.unbacked += 1
-                    where = "results/" if not named else \
+                    where = "any results folder (its paragraph names none, and %s)" % (
+                        "its posting has no sources" if name in self.owner else "it is in no posting") \
+                        if not named else \
                         ", ".join(p + ("" if p in self.results else "/") for p in named) + \
-                        " (named beside it)"
+                        (" (named beside it)" if beside else " (its posting's sources)")
                     print("%s:%d: figure '%s' not in %s nor in the sources list"
-                          % (name, n, shown(body, e, num, unit, own), where))
+                          % (name, n, shown(body, e, num, unit, own_unit), where))
 
     def run(self):
         names = ["README.md", "cover-letter.in", "cover-letter.txt"]
@@ -444,20 +531,104 @@ class Checker:
         for path in sorted(self.results):
             for n, line in enumerate(self.results[path].splitlines(), 1):
                 self.local_paths(path, n, line)
-        print("figures: %d checked, %d unbacked, %d local paths" % (self.checked, self.unbacked, self.local))
+        for d in self.folders:
+            if d not in self.cited:
+                self.offence("results/%s/: no text cites it (name it beside its figures or in a "
+                             "posting's sources, or remove it: git keeps it)" % d)
+            elif not any(p.startswith("results/%s/" % d) and META_RE.search(p) for p in self.results):
+                self.offence("results/%s/: no meta.json or meta.txt (what ran, where, on what CPU)" % d)
+        index = self.index()
+        path = os.path.join(self.root, INDEX)
+        if self.write_index:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(index)
+            print("figures: wrote %s" % INDEX)
+        else:
+            old = open(path, encoding="utf-8").read() if os.path.isfile(path) else None
+            if old != index:
+                self.offence("%s: %s (scripts/figures --index writes it)"
+                             % (INDEX, "missing" if old is None else "out of date"))
+        print("figures: %d checked, %d unbacked, %d local paths, %d other"
+              % (self.checked, self.unbacked, self.local, self.other))
         if self.unbacked:
             print("figures: for each: name the results file beside the figure (results/<dir>/...), "
                   "add it to %s with whose it is and where it was published, or correct it" % SOURCES,
                   file=sys.stderr)
-        return 1 if self.unbacked or self.local else 0
+        return 1 if self.unbacked or self.local or self.other else 0
+
+    def what_ran(self, d):
+        j = self.results.get("results/%s/meta.json" % d)
+        if j is not None:
+            try:
+                m = json.loads(j)
+            except ValueError:
+                return "meta.json (not JSON)"
+            bits = [str(m[k]) for k in ("date", "what", "command") if k in m]
+            if "accel" in m:
+                bits.append("%s guest, %s vCPUs" % (m["accel"].upper(), m.get("vcpus", "?")))
+            for k in ("patched_kernel", "kernel", "series"):
+                if k in m:
+                    bits.append("%s: %s" % (k.replace("_", " "), m[k]))
+                    break
+            if "host_cpu" in m or "cpu" in m:
+                bits.append("host %s" % m.get("host_cpu", m.get("cpu")))
+            return "; ".join(bits)
+        t = self.results.get("results/%s/meta.txt" % d)
+        if t is None:  # a meta file further down: that of its first run
+            sub = sorted(p for p in self.results if p.startswith("results/%s/" % d) and META_RE.search(p))
+            if not sub:
+                return ""
+            t = self.results[sub[0]]
+            if sub[0].endswith(".json"):
+                try:
+                    m = json.loads(t)
+                    return "%s (%s)" % ("; ".join("%s: %s" % (k, m[k]) for k in ("date", "host_cpu", "cpu", "accel", "vcpus")
+                                                 if k in m), sub[0].split("/", 2)[2])
+                except ValueError:
+                    return sub[0]
+        first = next((ln.strip() for ln in t.splitlines() if ln.strip()), "")
+        first = re.sub(r"^what:\s*", "", first)
+        return first if len(first) <= 100 else first[:97] + "..."
+
+    def index(self):
+        cell = lambda t: str(t).replace("|", "\\|")
+        out = ["# What backs each figure", "",
+               "Made by `scripts/figures --index` from the texts (patches/, postings.d/,",
+               "cover-letter.txt, README.md, docs/) and `postings`; `make check` fails",
+               "when this file is out of date, when a figure is not in the folder its",
+               "paragraph or its posting's `sources` names, and when a folder here is",
+               "cited by no text or has no meta file. Meta files back no figure.", "",
+               "Removed: %s, kept in git under the tag `%s` (commit %s);" % (PRUNED[1], PRUNED[0], PRUNED[2]),
+               "`git checkout %s -- results/<folder>` brings one back." % PRUNED[2], "",
+               "## Folders", "", "| folder | what ran (its meta file) | cited by |", "|---|---|---|"]
+        for d in self.folders:
+            out.append("| %s | %s | %s |" % (d, cell(self.what_ran(d)), cell(", ".join(sorted(self.cited.get(d, ()))))))
+        groups = [(name, [p["cover"]] * bool(p["cover"]) + p["patches"], p["sources"])
+                  for name, p in self.postings.items()]
+        owned = {t for _, ts, _ in groups for t in ts}
+        others = sorted({c[0] for c in self.claims} - owned)
+        groups.append(("Other texts", others, ()))
+        for name, texts, srcs in groups:
+            rows = [c for c in self.claims if c[0] in texts]
+            out += ["", "## " + name, ""]
+            if srcs:
+                out += ["Sources: " + ", ".join(srcs), ""]
+            if not rows:
+                out.append("No figure.")
+                continue
+            out += ["| text:line | figure | backed by |", "|---|---|---|"]
+            for t, n, fig, src in sorted(rows, key=lambda c: (texts.index(c[0]) if c[0] in texts else 0, c[0], c[1])):
+                out.append("| %s:%d | %s | %s |" % (t, n, cell(fig), src))
+        return "\n".join(out) + "\n"
 
 
 def main():
     argv = sys.argv[1:]
     listing = "--list" in argv
-    root = parse_args([a for a in argv if a != "--list"])
+    write_index = "--index" in argv
+    root = parse_args([a for a in argv if a not in ("--list", "--index")])
     try:
-        rc = Checker(root, listing).run()
+        rc = Checker(root, listing, write_index).run()
         sys.stdout.flush()
     except BrokenPipeError:  # scripts/figures --list | head
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

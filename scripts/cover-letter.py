@@ -1,164 +1,121 @@
 #!/usr/bin/env python3
-"""The measured part of the cover letter, from a saved benchmark run.
+"""Write the letter of the whole stack from cover-letter.in and `postings`.
 
-    scripts/cover-letter.py RESULTS_DIR NAME    (called by scripts/cover-letter)
+    scripts/cover-letter.py ROOT OUT
 
-Reads RESULTS_DIR/report.md (what bench/report.py wrote and `git add`
-recorded) and RESULTS_DIR/meta.json, and prints the few tables a
-reviewer needs, each line at most 80 columns: the exact counts where
-base and patched differ, the guest's GiB/s ratios (labelled emulated when
-the guest ran under TCG), the in-kernel window of a 2MB THP, and the
-host-native copy of the copy_mc routines. Every figure is copied from
-report.md as it is written there, so scripts/figures finds it in the run.
-NAME is the run's directory under results/ (named in the letter: the
-full tables are in results/NAME/report.md). A section report.md lacks
-is left out (older runs have no counts or window).
+cover-letter.in holds @@COUNT@@ (the number of postings, in words) and
+@@POSTINGS@@, which becomes one paragraph per posting, by wave: its name,
+patches, tree, its `summary` lines, what it waits for, and its `sources`
+(the results folders its figures come from, which the figure check then
+reads for the figures of that paragraph). The letter must be at most 120
+lines of at most 80 columns. Exit 1 with one line on stderr otherwise.
 """
-import json
 import os
 import re
 import sys
 import textwrap
 
-WIDTH = 80
+WORDS = "zero one two three four five six seven eight nine ten eleven twelve".split()
 
 
-def sections(path):
-    """{heading: [table rows as lists of cells]} of a report.md."""
-    out, head = {}, None
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line.startswith("## "):
-                head = line[3:]
-                out[head] = []
-            elif head and line.startswith("|") and not re.match(r"\|\s*-", line):
-                out[head].append([c.strip() for c in line.strip().strip("|").split("|")])
-    return out
+def fail(msg):
+    print("cover-letter: %s" % msg, file=sys.stderr)
+    sys.exit(1)
 
 
-def find(secs, prefix):
-    for h, rows in secs.items():
-        if h.startswith(prefix) and len(rows) > 1:
-            return h, rows[0], rows[1:]
-    return None, None, None
+def postings(path):
+    posts, cur, wave_now = [], None, None
+    for n, line in enumerate(open(path, encoding="utf-8"), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = re.fullmatch(r"\[([a-z0-9][a-z0-9-]*)\]", line)
+        if m:
+            cur = {"name": m.group(1), "summary": [], "sources": []}
+            posts.append(cur)
+            continue
+        key, _, val = line.partition(" ")
+        val = val.strip()
+        if cur is None:
+            if key == "wave-now":
+                wave_now = int(val)
+        elif key == "summary":
+            cur["summary"].append(val)
+        elif key == "sources":
+            cur["sources"] += [] if val == "-" else val.split()
+        else:
+            cur[key] = val
+    for p in posts:
+        if not p["summary"]:
+            fail("[%s] in postings has no summary line" % p["name"])
+        m = re.fullmatch(r"(\d+)(?:\s+after\s+(.*))?", p.get("wave", ""))
+        if not m:
+            fail("[%s] in postings has no wave" % p["name"])
+        p["wave"], p["waits"] = int(m.group(1)), m.group(2)
+    return posts, wave_now
 
 
-def parts(cell):
-    """'0.11 (0.095–0.13), 0.063, -' -> ['0.11', '0.063', '-']: the
-    values of a (b, p, ...) cell without their ranges."""
-    return [re.sub(r"\s*\(.*?\)", "", p).strip() for p in re.split(r",\s*(?![^()]*\))", cell)]
+def stable(root, nums):
+    pdir = os.path.join(root, "patches")
+    for f in sorted(os.listdir(pdir)):
+        if f[:4] in nums and re.search(r"^Cc:.*stable@vger\.kernel\.org", open(os.path.join(pdir, f)).read(), re.M):
+            return True
+    return False
 
 
-def plain(cell):
-    return re.sub(r"\s*\(.*?\)", "", cell).strip()
+def item(root, p):
+    nums = p["patches"].split()
+    what = "%d patch%s" % (len(nums), "es" if len(nums) > 1 else "")
+    runs = []
+    for x in nums:
+        if runs and int(x) == int(runs[-1][-1]) + 1:
+            runs[-1].append(x)
+        else:
+            runs.append([x])
+    what += " (%s)" % ", ".join(r[0] if len(r) == 1 else "%s-%s" % (r[0], r[-1]) for r in runs)
+    if p.get("rfc") == "yes":
+        what = "RFC, " + what
+    elif p.get("tree", "-") != "-":
+        what += " for " + p["tree"]
+    if p.get("revision", "1") != "1":
+        what += ", v" + p["revision"]
+    if stable(root, nums):
+        what += ", stable"
+    wrap = lambda t: textwrap.wrap(t, 76, initial_indent="  ", subsequent_indent="  ",
+                                   break_on_hyphens=False, break_long_words=False)
+    lines = ["- %s: %s" % (p["name"], what)]
+    lines += wrap(" ".join(p["summary"]))
+    if p["waits"]:
+        lines += wrap("Waits for: %s." % p["waits"])
+    if p["sources"]:
+        lines += wrap("Results: " + " ".join(p["sources"]))
+    return lines
 
 
-def table(rows, indent="  "):
-    w = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return [(indent + "  ".join(c.ljust(w[i]) for i, c in enumerate(r))).rstrip() for r in rows]
-
-
-def para(text):
-    return textwrap.wrap(text, WIDTH, break_on_hyphens=False)
-
-
-def main(d, name):
-    secs = sections(os.path.join(d, "report.md"))
-    meta = {}
-    if os.path.exists(os.path.join(d, "meta.json")):
-        with open(os.path.join(d, "meta.json")) as f:
-            meta = json.load(f)
-    accel = meta.get("accel", "?")
-    emulated = accel == "tcg"
-    out = []
-    host = "%s%s, %s CPUs" % (meta.get("host_cpu", "?"), " (a VM)" if meta.get("host_virtual") else "",
-                              meta.get("host_cpus", "?"))
-    out += para("make bench, results/%s/report.md in the series' repository (the full "
-                "tables and how each figure is made): base %s, patched %s, one guest "
-                "shape for both, %s boots each, %s MB per run; guest under %s%s; host %s."
-                % (name, meta.get("base_kernel", "?"), meta.get("patched_kernel", "?"),
-                   meta.get("rounds", "?"), meta.get("size_mb", "?"), accel.upper(),
-                   " (emulated: its times are not hardware times)" if emulated else "", host))
-
-    h, hdr, rows = find(secs, "Exact counts")
-    if rows:
-        ipi = next((i for i, c in enumerate(hdr) if c.startswith("TLB IPIs")), None)
-        spl = next((i for i, c in enumerate(hdr) if c.startswith("splits")), None)
-        t, same = [["", "TLB IPIs/MB", "splits/run"]], []
-        for r in rows:
-            if r[0].startswith("window"):
-                continue
-            a, b = (parts(r[ipi])[:2] if ipi is not None else ["-", "-"]), \
-                (parts(r[spl])[:2] if spl is not None else ["-", "-"])
-            if a[0] == a[1] and b[0] == b[1]:
-                same.append(r[0])
-                continue
-            t.append([r[0], "%s -> %s" % tuple(a), "%s -> %s" % tuple(b)])
-        out += ["", "Exact counts per run, base -> patched (kernel counters, exact under"
-                " any", "accelerator; a busy thread of the mm on another CPU, so that"
-                " flushes are IPIs):"]
-        out += table(t) if len(t) > 1 else ["  (none differs)"]
-        if same:
-            out += para("The other %d move_pages() and UFFDIO_MOVE rows count the same on "
-                        "both kernels." % len(same))
-
-    h, hdr, rows = find(secs, "move_pages() and UFFDIO_MOVE, GiB/s")
-    if rows:
-        t = [["GiB/s, boot medians", "base", "patched", "ratio"]]
-        for r in rows:
-            t.append([r[0], r[1], r[2], r[3]])
-        out += [""] + para("%sGiB/s of the same runs, each boot's median, patched / base "
-                           "the ratio of the medians of boot medians; (overlap): the boots "
-                           "do not tell the kernels apart:"
-                           % ("Emulated (TCG, not hardware) " if emulated else ""))
-        out += table(t)
-
-    h, hdr, rows = find(secs, "In-kernel window")
-    # A run whose writer did not write (ERRATA.txt beside it): idle rows only
-    withdrawn = os.path.exists(os.path.join(d, "ERRATA.txt"))
-    if withdrawn:
-        rows = [r for r in rows if r[1] == "idle"]
-    if rows:
-        med = hdr.index("median") if "median" in hdr else 3
-        t = [["in-kernel window, us", "2MB THP", "median per boot"]]
-        for r in rows:
-            t.append([r[0], r[1], r[med]])
-        out += [""] + para("%show long a 2MB THP is out of reach: its first migration entry "
-                           "set to its last removed (trace events), median per boot, us%s:"
-                           % ("Emulated (TCG guest time): " if emulated else "H",
-                              " (the run's writer rows are withdrawn: its writer did not "
-                              "write, see ERRATA.txt there)" if withdrawn else ""))
-        out += table(t)
-
-    h, hdr, rows = find(secs, "Host-native copy routines")
-    if rows:
-        col = {c: i for i, c in enumerate(hdr)}
-        t = [["routine", "folio", "per-page", "one call", "ratio", "on-CPU"]]
-        for r in rows:
-            if not (r[0].startswith("copy_mc") or r[0] == "glibc_memcpy"):
-                continue
-            t.append([r[0], r[1], plain(r[col["per-page"]]), plain(r[col["one call"]]),
-                      r[col["ratio"]], r[col.get("on-CPU ratio", col["ratio"])]])
-        out += [""] + para("Native on the host, the kernel's own copy routines (GiB/s, "
-                           "median over the runs, cold source; ratio: one call / 4KB calls; "
-                           "on-CPU: the same ratio of the time the thread ran):")
-        out += table(t)
-    long = [l for l in out if len(l) > WIDTH]
-    if long:
-        sys.exit("cover-letter.py: a line over %d columns: %s" % (WIDTH, long[0]))
-    print("\n".join(out))
+def main():
+    root, out = sys.argv[1:]
+    tmpl = open(os.path.join(root, "cover-letter.in"), encoding="utf-8").read()
+    for mark in ("@@COUNT@@", "@@POSTINGS@@"):
+        if tmpl.count(mark) != 1:
+            fail("cover-letter.in must hold %s once" % mark)
+    posts, wave_now = postings(os.path.join(root, "postings"))
+    body = []
+    for wave in sorted({p["wave"] for p in posts}):
+        body.append("Wave %d%s:" % (wave, ", now" if wave == wave_now else ""))
+        body.append("")
+        for p in (p for p in posts if p["wave"] == wave):
+            body += item(root, p) + [""]
+    count = WORDS[len(posts)] if len(posts) < len(WORDS) else str(len(posts))
+    letter = tmpl.replace("@@COUNT@@", count).replace("@@POSTINGS@@", "\n".join(body).rstrip("\n"))
+    # The count may make a line longer: fill the first paragraph again.
+    lines = letter.splitlines()
+    for n, l in enumerate(lines, 1):
+        if len(l) > 80:
+            fail("line %d of the letter is %d columns (at most 80): %s" % (n, len(l), l))
+    if len(lines) > 120:
+        fail("the letter is %d lines (at most 120)" % len(lines))
+    open(out, "w", encoding="utf-8").write(letter)
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    # -h/--help: the docstring above; an option it does not take: one error line.
-    if "-h" in args or "--help" in args:
-        print(__doc__.strip())
-        sys.exit(0)
-    bad = [a for a in args if a.startswith("-")]
-    if bad:
-        sys.exit("cover-letter.py: error: unknown option '%s' (see --help)" % bad[0])
-    if len(args) != 2:
-        sys.exit("usage: scripts/cover-letter.py RESULTS_DIR NAME")
-    main(args[0], args[1])
+    main()

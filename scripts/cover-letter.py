@@ -38,6 +38,8 @@ def postings(path):
         val = val.strip()
         if cur is None:
             if key == "wave-now":
+                if not re.fullmatch(r"[1-9]\d*", val):
+                    fail("postings:%d: wave-now '%s' is not a number from 1" % (n, val))
                 wave_now = int(val)
         elif key == "summary":
             cur["summary"].append(val)
@@ -45,7 +47,11 @@ def postings(path):
             cur["sources"] += [] if val == "-" else val.split()
         else:
             cur[key] = val
+    if not posts:
+        fail("no posting in postings")
     for p in posts:
+        if not p.get("patches"):
+            fail("[%s] in postings has no patches line" % p["name"])
         if not p["summary"]:
             fail("[%s] in postings has no summary line" % p["name"])
         m = re.fullmatch(r"(\d+)(?:\s+after\s+(.*))?", p.get("wave", ""))
@@ -57,6 +63,8 @@ def postings(path):
 
 def stable(root, nums):
     pdir = os.path.join(root, "patches")
+    if not os.path.isdir(pdir):
+        fail("no patches/ directory in %s" % root)
     for f in sorted(os.listdir(pdir)):
         if f[:4] in nums and re.search(r"^Cc:.*stable@vger\.kernel\.org", open(os.path.join(pdir, f)).read(), re.M):
             return True

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """The figure check: every measured figure the series quotes is backed.
 
-    scripts/figures [--root DIR | -C DIR] [--list]    (or FIGURES_ROOT=DIR scripts/figures)
+    scripts/figures [--root DIR | -C DIR] [--list] [--index]    (or FIGURES_ROOT=DIR scripts/figures)
 
 --list also prints every backed figure with the file that backs it (the
-first results file holding it, or the sources list).
+first results file holding it, or the sources list). --index writes
+results/INDEX.md instead of comparing it.
 
 DIR (default: this repository) must be the top of a git worktree. Exit 0
 when nothing is wrong, 1 when a figure is unbacked or a local path was
@@ -37,32 +38,38 @@ version or date: x86_64, v3, gcc-16, linux-source-7.3, 4a11007, 13/18,
   - followed by a unit of measurement: a ratio "x" written against the
     number (1.21x; "64 MB x 5" is no ratio), a percentage (31%), a time
     (s, ms, us, µs, ns, min, minutes, hours ...), a rate (anything/s:
-    12.1 GiB/s, 4000 moves/s), or one of the count words instructions,
-    cycles, passed, failed, skipped.
+    12.1 GiB/s, 4000 moves/s), one of the count words instructions,
+    cycles, passed, failed, skipped, or a measured count: splits, IPIs,
+    faults, migrations, warnings, with at most one word between (1024
+    splits, 32 TLB-flush IPIs, 0 new warnings).
 A number followed by "/", "-", "–", "->", "→", "to", "and", "or" or ","
 and then a figure with a unit takes that unit: in "7396 / 4542 us" and
 "373–396 s" both numbers are figures.
 Integers without such a unit are not figures: sizes and counts given as
 parameters (2MB, 64 KB, 1 GB, 512 pages, order 9, 10 runs), patch numbers
-(0004), commit ids, line numbers. An integer count that was measured
-(1024 folios split) is therefore not checked unless a unit says so. A
+(0004), commit ids, line numbers. An integer count that was measured is
+checked only when a unit or count noun says so (1024 splits, not "1024
+folios split"). A
 number in a table is a figure by the same rule. A parameter the rule
 takes for a figure (a timeout of 600 s, a version 6.12 in prose) goes
 in the sources list with the reason.
 
 Backed means
 ------------
-(a) the number, digit for digit, is in a results file: not as part of a
-    longer number (31 is not found in 131, 0.31 or 31.5; 13.8 is not found
-    in 13.81 or 213.8; a small integer such as 31 is in many files, so
-    its check is weak). A whole number with a time unit (736 s, 17
-    minutes) must be there as a time of the same kind: followed by a
-    unit of that kind (s, ms, us, ns, min, h in any spelling used here),
-    or in a markdown table under a "#" heading naming that unit; 17s
-    does not back 17 minutes, nor does a 17 with no unit. If the figure's paragraph (lines up to a blank
-    line) names a results path, results/<dir> or results/<dir>/<file>,
-    the figure must be in THAT dir or file (any of them if several are
-    named), not just anywhere under results/; or
+(a) the number, digit for digit, is in a data or report file of the
+    results folder the figure's paragraph (lines up to a blank line)
+    names, results/<dir> or results/<dir>/<file> (any of them if several
+    are named); or, where the paragraph names none, in one of the folders
+    the `sources` lines of its posting in `postings` list (the texts of a
+    posting are its patches and its cover letter). A text that is in no
+    posting and names no folder backs nothing from results/. Meta files
+    (meta.json, meta.txt: load averages, dates) and results/INDEX.md back
+    nothing. The number is found only as a whole (31 is not in 131, 0.31
+    or 31.5; 22,349.80 is read as 22349.80 on both sides, so 349.80 does
+    not back it). A whole number with a time unit (736 s, 17 minutes)
+    must be there as a time of the same kind: followed by a unit of that
+    kind (s, ms, us, ns, min, h in any spelling used here), or in a
+    markdown table under a "#" heading naming that unit; or
 (b) it is listed in the sources list, results/figure-sources.txt: one
     figure a line, "<figure><TAB><where it comes from>", blank lines and
     lines starting with "#" ignored, e.g.
@@ -76,6 +83,15 @@ Backed means
     The second field must say whose figure it is and where it was
     published, or why the number is not a measured figure at all. The
     list is a results file like the others: it must be tracked by git.
+
+Folders and the index
+---------------------
+Every folder under results/ must be cited (named in a text or in a
+posting's `sources`) and hold a meta file (meta.json or meta.txt, at any
+depth: what ran, where, the CPU, the kernel, the series); a folder a
+text names must be committed. results/INDEX.md must be what --index
+writes: each folder with its meta and who cites it, then per posting
+(and for the other texts) every figure with the file that backs it.
 
 Local paths
 -----------
@@ -93,11 +109,14 @@ Output
 ------
 One line per offence, then the summary:
 
-    FILE:LINE: figure 'X' not in results/ nor in the sources list
+    FILE:LINE: figure 'X' not in any results folder (...) nor in the sources list
     FILE:LINE: figure 'X' not in results/A/ (named beside it) nor in the sources list
+    FILE:LINE: figure 'X' not in results/A/ (its posting's sources) nor in the sources list
     FILE:LINE: local path 'P'
+    results/A/: no text cites it (...)  |  no meta.json or meta.txt (...)
+    results/INDEX.md: out of date (scripts/figures --index writes it)
     FILE:LINE: figure 'X' in results/A/report.md         (with --list)
-    figures: N checked, M unbacked, K local paths
+    figures: N checked, M unbacked, K local paths, L other
 """
 import json
 import os
@@ -133,14 +152,17 @@ VERSION_WORDS = ("linux", "qemu", "gcc", "clang", "b4", "sparse", "python", "pyt
 
 URL_RE = re.compile(r"[A-Za-z][\w+.-]*://[^\s<>()\"'`]+|<[^\s<>]+@[^\s<>]+>|[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 # A number, with thousands separators (22,349.80) taken whole.
-NUM_RE = re.compile(r"\d{1,3}(?:,\d{3})+(?!\d)(?:\.\d+)?|\d+(?:\.\d+)*")
+NUM_RE = re.compile(r"\d{1,3}(?:,\d{3})+(?![\d]|,\d)(?:\.\d+)?|\d+(?:\.\d+)*")
 # Numbers in a results file, each a maximal run of digits and dots (the
 # dots between digits): what a figure must equal to be found there.
 TOKEN_RE = NUM_RE
+# In JSON and CSV a comma separates values: 42,153 there is two numbers.
+RAW_TOKEN_RE = re.compile(r"\d+(?:\.\d+)*")
+RAW_EXT = (".json", ".jsonl", ".csv", ".tsv")
 # A unit right after a number: group 1 is "x" or "%" written against it,
 # group 2 a unit word after at most one space.
-UNIT_RE = re.compile(r"(x(?![\w/])|%)|[ \u00a0]?(%|[A-Za-z]+/s(?![\w/])|(?:WORDS)(?![\w/]))"
-                     r"|[ \u00a0](?:[A-Za-z][\w-]* )?(NOUNS)(?![\w/])".replace(
+UNIT_RE = re.compile(r"(x(?![\w/])|%)|(?:[ \u00a0]|\n[ \t]*)?(%|[A-Za-z]+/s(?![\w/])|(?:WORDS)(?![\w/]))"
+                     r"|(?:[ \u00a0]|\n[ \t]*)(?:[A-Za-z][\w-]*(?: |\n[ \t]*))?(NOUNS)(?![\w/])".replace(
     "WORDS", "|".join(re.escape(u) for u in sorted(TIME_UNITS + COUNT_WORDS, key=len, reverse=True))).replace(
     "NOUNS", "|".join(COUNT_NOUNS)))
 CHAIN_RE = re.compile(r"\s*(?:/|-|–|->|→|to|and|or|,)\s*")
@@ -168,7 +190,11 @@ def parse_args(argv):
     while i < len(argv):
         a = argv[i]
         if a in ("-h", "--help"):
-            print(__doc__.strip())
+            try:
+                print(__doc__.strip())
+                sys.stdout.flush()
+            except BrokenPipeError:  # scripts/figures --help | head
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(0)
         elif a in ("--root", "-C"):
             if i + 1 >= len(argv) or not argv[i + 1]:
@@ -390,6 +416,7 @@ class Checker:
         self.root = root
         self.list = listing
         self.results = tracked_results(root)
+        self.tracked = {x.decode(errors="replace") for x in git(root, "ls-files", "-z", "--", "results/").split(b"\0") if x}
         self.sources = read_sources(self.results)
         # Meta files say where a run ran (its load average, its date):
         # they back no figure; nor does the index made from this check.
@@ -446,7 +473,8 @@ class Checker:
 
     def tokens(self, path):
         if path not in self.token_sets:
-            self.token_sets[path] = {t.replace(",", "") for t in TOKEN_RE.findall(self.backing[path])}
+            rx = RAW_TOKEN_RE if path.endswith(RAW_EXT) else TOKEN_RE
+            self.token_sets[path] = {t.replace(",", "") for t in rx.findall(self.backing[path])}
         return self.token_sets[path]
 
     def sourced(self, num, unit):
@@ -483,9 +511,13 @@ class Checker:
                 for n, line in para:
                     starts.append((len(joined), n))
                     joined += line + "\n"
-                named = tuple(sorted({p.rstrip("/.") for p in RESULTS_PATH_RE.findall(joined)}))
+                named = tuple(sorted({p.rstrip("/.") for p in RESULTS_PATH_RE.findall(joined)}
+                                     - {SOURCES, INDEX}))
                 for p in named:
                     self.cite(p, name)
+                    if p not in self.tracked and not any(k.startswith(p + "/") for k in self.tracked):
+                        self.offence("%s:%d: names %s, which is not committed"
+                                     % (name, para[0][0], p))
                 # What a figure may come from: the results its paragraph
                 # names, else the sources of the posting the text is in.
                 beside = bool(named)
@@ -563,9 +595,11 @@ class Checker:
                 m = json.loads(j)
             except ValueError:
                 return "meta.json (not JSON)"
+            if not isinstance(m, dict):
+                return "meta.json (not an object)"
             bits = [str(m[k]) for k in ("date", "what", "command") if k in m]
             if "accel" in m:
-                bits.append("%s guest, %s vCPUs" % (m["accel"].upper(), m.get("vcpus", "?")))
+                bits.append("%s guest, %s vCPUs" % (str(m["accel"]).upper(), m.get("vcpus", "?")))
             for k in ("patched_kernel", "kernel", "series"):
                 if k in m:
                     bits.append("%s: %s" % (k.replace("_", " "), m[k]))
@@ -582,6 +616,8 @@ class Checker:
             if sub[0].endswith(".json"):
                 try:
                     m = json.loads(t)
+                    if not isinstance(m, dict):
+                        return sub[0]
                     return "%s (%s)" % ("; ".join("%s: %s" % (k, m[k]) for k in ("date", "host_cpu", "cpu", "accel", "vcpus")
                                                  if k in m), sub[0].split("/", 2)[2])
                 except ValueError:

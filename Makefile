@@ -5,7 +5,7 @@ S := scripts
 
 .PHONY: help check check-full test-postings run deps base apply export checkpatch build build-debug \
 	build-series selftests selftests-debug selftests-arm64 kunit kunit-um kunit-x86_64 kunit-powerpc test-harness \
-	bench bench-smoke matrix sparse cover-letter figures send-dry-run copymodel icount
+	bench bench-smoke movetest matrix sparse cover-letter figures send-dry-run copymodel icount
 
 help: ## this list
 	@grep -hE '^[a-z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -29,6 +29,9 @@ bench: ## base vs patched in one run: work/bench/<date>T<time>-<sha>/ (JSON, rep
 
 bench-smoke: build ## movebench -q in the guest + copymodel -q: data and figures sane
 	@$(S)/bench --smoke
+
+movetest: ## bench/movetest, the static binary a tester runs on real hardware, base kernel then patched (docs/benchmark.md): work/movetest/movetest
+	@mkdir -p $(or $(WORKDIR),work)/movetest && gcc -O2 -Wall -Wextra -static -pthread -o $(or $(WORKDIR),work)/movetest/movetest bench/movetest.c && echo "movetest: $(or $(WORKDIR),work)/movetest/movetest"
 
 copymodel: ## the host-native copy model alone (the kernel tree's copy routines vs ours vs glibc), pinned: work/copymodel/<date>-<sha>/; KSRC=tree, -q via COPYMODEL_QUICK=1
 	@$(S)/copymodel $(if $(COPYMODEL_QUICK),-q)

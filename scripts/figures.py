@@ -652,9 +652,13 @@ class Checker:
             if not rows:
                 out.append("No figure.")
                 continue
-            out += ["| text:line | figure | backed by |", "|---|---|---|"]
+            # No line numbers: an edit that moves a figure leaves this file as it is.
+            out += ["| text | figure | backed by |", "|---|---|---|"]
+            seen = set()
             for t, n, fig, src in sorted(rows, key=lambda c: (texts.index(c[0]) if c[0] in texts else 0, c[0], c[1])):
-                out.append("| %s:%d | %s | %s |" % (t, n, cell(fig), src))
+                if (t, fig, src) not in seen:
+                    seen.add((t, fig, src))
+                    out.append("| %s | %s | %s |" % (t, cell(fig), src))
         return "\n".join(out) + "\n"
 
 

@@ -101,7 +101,16 @@ def item(root, p):
 
 
 def main():
-    root, out = sys.argv[1:]
+    args = sys.argv[1:]
+    if any(a in ("-h", "--help") for a in args):
+        print(__doc__.strip())
+        return
+    bad = [a for a in args if a.startswith("-")]
+    if bad or len(args) != 2:
+        print("cover-letter.py: %s (usage: scripts/cover-letter.py ROOT OUT)"
+              % ("unknown option '%s'" % bad[0] if bad else "want ROOT and OUT"), file=sys.stderr)
+        sys.exit(2)
+    root, out = args
     tmpl = open(os.path.join(root, "cover-letter.in"), encoding="utf-8").read()
     for mark in ("@@COUNT@@", "@@POSTINGS@@"):
         if tmpl.count(mark) != 1:

@@ -128,9 +128,12 @@ PROG = "figures"
 SOURCES = "results/figure-sources.txt"
 INDEX = "results/INDEX.md"
 META_RE = re.compile(r"(^|/)meta\.[^/]*$")
-# Where the folders no text cites went (INDEX.md says how to get one back).
-PRUNED = ("results-pruned-2026-12-07",
-          "the 52 folders no text cited on 2026-12-07 (11 MB of 19 MB)", "6e14560")
+# Where the folders no text cites went (INDEX.md says how to get one back):
+# (tag, what, commit) per removal.
+PRUNED = (("results-pruned-2026-12-07",
+           "the 52 folders no text cited on 2026-12-07 (11 MB of 19 MB)", "6e14560"),
+          ("results-pruned-2026-12-07-uffd",
+           "the 5 folders of the UFFDIO_MOVE patches before their rework", "39ad893"))
 
 # The first component of an absolute path that is fine anywhere.
 ALLOWED_ROOTS = {"proc", "sys", "dev", "init", "devices"}
@@ -634,8 +637,9 @@ class Checker:
                "when this file is out of date, when a figure is not in the folder its",
                "paragraph or its posting's `sources` names, and when a folder here is",
                "cited by no text or has no meta file. Meta files back no figure.", "",
-               "Removed: %s, kept in git under the tag `%s` (commit %s);" % (PRUNED[1], PRUNED[0], PRUNED[2]),
-               "`git checkout %s -- results/<folder>` brings one back." % PRUNED[2], "",
+               ] + ["Removed: %s, kept in git under the tag `%s` (commit %s);" % (what, tag, sha)
+                    for tag, what, sha in PRUNED] + [
+               "`git checkout <commit> -- results/<folder>` brings one back.", "",
                "## Folders", "", "| folder | what ran (its meta file) | cited by |", "|---|---|---|"]
         for d in self.folders:
             out.append("| %s | %s | %s |" % (d, cell(self.what_ran(d)), cell(", ".join(sorted(self.cited.get(d, ()))))))

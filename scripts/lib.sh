@@ -90,6 +90,21 @@ patch_notes() {
 # The environment of every kernel build in tree $1: a fixed build identity
 # (the same sources give the same objects) and ccache keyed on paths
 # relative to the tree.
+# The clang of LLVM 17 or later (7.3's minimum) to build with: prints the
+# suffix of its tools for make's LLVM= ("1" for unsuffixed ones, "-19" for
+# Debian's clang-19 and its ld.lld-19 ...), or dies.
+llvm_suffix() {
+	local s v
+	for s in "" -22 -21 -20 -19 -18 -17; do
+		command -v "clang$s" >/dev/null && command -v "ld.lld$s" >/dev/null || continue
+		v=$("clang$s" -dumpversion 2>/dev/null) || continue
+		[ "${v%%.*}" -ge 17 ] 2>/dev/null || continue
+		echo "${s:-1}"
+		return
+	done
+	die "no clang 17 or later with its ld.lld (Debian: apt install clang-19 lld-19 llvm-19)"
+}
+
 kbuild_env() {
 	export KBUILD_BUILD_TIMESTAMP="2026-01-01" KBUILD_BUILD_USER=kbuild KBUILD_BUILD_HOST=localhost
 	export CCACHE_BASEDIR=$1 CCACHE_NOHASHDIR=1 CCACHE_SLOPPINESS=time_macros,include_file_mtime
@@ -157,10 +172,10 @@ config_fragments() {
 	test) printf '%s\n' "$ROOT/selftests/config" ;;
 	debug) printf '%s\n' "$ROOT/selftests/config" "$ROOT/selftests/config.debug" ;;
 	test-O2) printf '%s\n' "$ROOT/selftests/config" "$ROOT/bench/icount/O2.config" ;;
-	arm64) printf '%s\n' "$ROOT/selftests/config" "$ROOT/selftests/config.arm64" ;;
+	arm64 | arm64-clang) printf '%s\n' "$ROOT/selftests/config" "$ROOT/selftests/config.arm64" ;;
 	arm64-16k) printf '%s\n' "$ROOT/selftests/config" "$ROOT/selftests/config.arm64" \
 		"$ROOT/selftests/config.arm64-16k" ;;
-	*) die "unknown configuration '$1' (test, debug, test-O2, arm64 or arm64-16k)" ;;
+	*) die "unknown configuration '$1' (test, debug, test-O2, arm64, arm64-clang or arm64-16k)" ;;
 	esac
 }
 

@@ -394,7 +394,7 @@ def cmd_ranges(build, out, main, callees):
     # from the buddy lists, a split) depends on its state, which boot
     # timing changes (seen: 3 instructions per page more in one boot of
     # five, all in __rmqueue_pcplist, expand, __add_to_free_list, ...).
-    for obj in APART:
+    for obj in APART + os.environ.get("ICOUNT_APART_EXTRA", "").split():
         path = os.path.join(build, obj)
         if not os.path.isfile(path):
             warn(f"no object {path}: the gated count has no {obj} share apart")
@@ -434,6 +434,17 @@ GATED = "gated:kernel"
 GATED_LABEL = "kernel (mover's syscalls, no interrupts)"
 APART = ["mm/page_alloc.o", "mm/vmstat.o"]
 APART_LABEL = "without the page allocator"
+APART_MORE = ""
+
+
+def set_apart_extra(extra):
+    """ICOUNT_VCPUS=2: the gated count leaves out kernel/smp.o as well."""
+    global APART, APART_LABEL, APART_MORE
+    if extra:
+        APART = APART + extra
+        APART_LABEL = "without the page allocator and " + ", ".join(extra)
+        APART_MORE = (", and " + ", ".join(extra) + ", where the sender of an IPI waits "
+                      "for the other vCPU, a spin whose length is emulation timing")
 
 
 def gated_row(runs, zero, pages):
@@ -492,7 +503,7 @@ def whole_kernel_md(rows, pages):
           "and preemptions, not counted; its own instructions would depend on timing), "
           "\"preempted in irq\" how often an interrupt of it did. "
           f"**{APART_LABEL}** is that count less its share in the page allocator "
-          f"({', '.join(APART)}, given apart): the exact figure, the same in every boot "
+          f"({', '.join(APART)}, given apart{APART_MORE}): the exact figure, the same in every boot "
           "of a kernel up to a few instructions (the allocator's work for the page tables "
           "the move allocates depends on the state of its lists, which boot timing changes: "
           "seen 3 per page more in one boot of five). Beside them, kernel:text, every "
@@ -642,6 +653,14 @@ def workload_md(rows, man):
     return md
 
 
+def vcpu_words(man):
+    """How many vCPUs the counted boots had."""
+    if man.get("vcpus", 1) == 1:
+        return "1 vCPU"
+    return (f"{man['vcpus']} vCPUs, the mover on CPU 0 and a second thread of its mm "
+            "spinning in user mode on CPU 1 (so TLB flushes are deferred and sent there)")
+
+
 def workload_words(md, man):
     """The report's words for a migration workload: per folio, move_pages."""
     kind = {64: "64 KB mTHP", 2048: "PTE-mapped 2 MB THPs"}.get(man["folio_kb"], f"{man['folio_kb']} KB folios")
@@ -649,7 +668,7 @@ def workload_words(md, man):
     moves = "one move" if man["rounds"] == 1 else f"{man['rounds']} moves (to node 1, back to node 0, ...)"
     head = (f"move_pages() of {man['size_mb']} MB of {kind} ({nf} folios) from NUMA node 0 to node 1: "
             f"{moves} of each folio = {man['pages']} folio moves per boot "
-            f"(bench/icount/{man['program']}), 1 vCPU, kernel base {man['base'][:12]} with "
+            f"(bench/icount/{man['program']}), {vcpu_words(man)}, kernel base {man['base'][:12]} with "
             f"{', '.join(man['files'])} of each step. The program checks every folio whole "
             "(pagemap, kpageflags) before the first move and after the last, on its node at "
             "new page frames, with its data; the main objects' count is "
@@ -678,6 +697,7 @@ def cmd_report(rundir):
         die(f"no {mpath}")
     with open(mpath) as f:
         man = json.load(f)
+    set_apart_extra(man.get("apart_extra", []))
     main = man["main_object"]
     mains = main.split("+")
     out = {"main_object": main, "rounds": man["rounds"], "pages": man["pages"],

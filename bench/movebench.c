@@ -7,16 +7,23 @@
  *                hugetlb between node 0 and node 1, GiB/s per direction
  *   uffd_move    UFFDIO_MOVE of SIZE bytes as 4KB pages and as 64KB mTHP
  *   window       how long a thread touching a 2MB THP is blocked while the
- *                folio migrates: per folio the longest access, then the
- *                median, p99 and max over the folios
+ *                folio migrates: per folio the longest access (values, in
+ *                folio order), then the median, p99 and max over the
+ *                folios; kind "thp": a thread
+ *                writing a byte of the folio, "thp-reader": one reading a
+ *                word of it (and checking what it read); faulting_*: the
+ *                same of the longest access that took a page fault (0 for a
+ *                folio where none did), as an access without one was held
+ *                up only by the scheduler (under an emulator, the host's too)
  *   kernel_window  the same migrations seen inside the kernel: per folio the
  *                time from its first set_migration_pte/pmd trace event to
  *                its last remove_migration_pte/pmd one (tracefs, a trace
- *                clock of microsecond resolution), with no other thread in
- *                the mm ("thp-idle"), with the writer above ("thp-writer"),
- *                and with a thread writing every line of the folio over and
- *                over ("thp-dirtier", so that a pre-copy finds it written);
- *                and call_*_us: the same up to the start of the move_pages()
+ *                clock of microsecond resolution), with no thread touching
+ *                the folio ("thp-idle"), with the reader above
+ *                ("thp-reader"), with the writer ("thp-writer"), and with a
+ *                thread writing every line of the folio over and over
+ *                ("thp-dirtier", so that a pre-copy finds it written); and
+ *                call_*_us: the same up to the start of the move_pages()
  *                call that moved it (its mm_migrate_pages_start event), which
  *                takes in what comes before the migration entries (a
  *                pre-copy, with its write-protect)
@@ -24,7 +31,18 @@
  *                SIZE bytes: the limit every move is compared with
  * move_pages and uffd_move run with a second thread of the mm busy on
  * another CPU than the mover (both pinned), so that every TLB flush they
- * cause is an IPI, and counted.
+ * cause is an IPI, and counted. The window figures pin the mover to CPU 0,
+ * the thread touching the folio (the "toucher": reader, writer or dirtier;
+ * none when idle) to CPU 1 and, where the guest has 3 CPUs or more, a
+ * "spinner" to CPU 2: a thread of the mm that never touches the folio, in
+ * every kind, idle too, so that a flush is an IPI even while the toucher
+ * sleeps on the migration entry ("toucher", "mover_cpu", "toucher_cpu",
+ * "spinner", "spinner_cpu", "online_cpus" in their JSON; -1: no such
+ * thread). Both window
+ * figures of a toucher carry its page faults, from getrusage(RUSAGE_THREAD)
+ * taken by the toucher itself around each access: per folio in folio order
+ * ("toucher_faults_per_folio"), their sum ("toucher_faults") and its
+ * accesses ("toucher_accesses").
  * Every run checks the data it moved word by word, where the pages ended up
  * and whether large folios stayed large; a failed check prints an "error"
  * line and makes the exit status non-zero. Numbers, not verdicts: whether a
@@ -59,12 +77,16 @@
  * line at the start lists what is missing. Normalizing is the report's job.
  * The kernel_window figures carry counts per folio (one move_pages() each).
  *
- * Where the kernel has /proc/sys/vm/migrate_precopy, the window figures run
- * with it at 0 and then once more at 1, tagged "TAG+precopy"; the knob is
- * put back as it was at exit.
+ * Where the kernel has the migration pre-copy's knob (the sysctl
+ * /proc/sys/vm/migrate_precopy, or in debugfs: migrate_precopy/enabled,
+ * migrate_precopy or mm/migrate_precopy; the "precopy" info line says
+ * which), the window figures run with it at 0 and then once more at 1,
+ * tagged "TAG+precopy"; the knob is put back as it was at exit. Its
+ * min_kb sibling, if any, is read, never changed.
  *
  * Needs root (sysfs THP knobs, /proc/kpageflags, tracefs, which it mounts on
- * /sys/kernel/tracing when nothing is there) and two NUMA nodes.
+ * /sys/kernel/tracing when nothing is there, and debugfs for the knob, on
+ * /sys/kernel/debug likewise) and two NUMA nodes.
  *
  *   movebench [-s SIZE_MB] [-r RUNS] [-g RUNS_1G] [-t TAG] [-o BENCHES] [-q] [-k]
  *   -o   only these, comma-separated: memcpy,move_pages,uffd_move,window
@@ -88,6 +110,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -777,9 +800,9 @@ static double whole_share(long whole, long all)
 #define MOVER_CPU	0
 #define BUSY_CPU	1
 
-static volatile int busy_stop, busy_on;
+static volatile int busy_stop, busy_on, busy_cpu;
 static pthread_t busy_th;
-static cpu_set_t mover_mask;	/* the mover's affinity before busy_start() */
+static cpu_set_t mover_mask;	/* the mover's affinity before mover_pin() */
 
 static void *busy_loop(void *arg)
 {
@@ -788,8 +811,8 @@ static void *busy_loop(void *arg)
 
 	(void)arg;
 	CPU_ZERO(&set);
-	CPU_SET(BUSY_CPU, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) || sched_getcpu() != BUSY_CPU) {
+	CPU_SET(busy_cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) || sched_getcpu() != busy_cpu) {
 		busy_on = -1;
 		return NULL;
 	}
@@ -799,8 +822,8 @@ static void *busy_loop(void *arg)
 	return NULL;
 }
 
-/* Pin the mover, start the busy thread; false (and an error line) if not. */
-static bool busy_start(const char *what)
+/* Pin the mover to MOVER_CPU; false (and an error line) if not. */
+static bool mover_pin(const char *what)
 {
 	cpu_set_t set;
 
@@ -814,19 +837,33 @@ static bool busy_start(const char *what)
 		error("%s: cannot pin the mover to CPU %d (errno %d)", what, MOVER_CPU, errno);
 		return false;
 	}
+	return true;
+}
+
+static void mover_unpin(void)
+{
+	sched_setaffinity(0, sizeof(mover_mask), &mover_mask);
+}
+
+/* Pin the mover, start the busy thread on cpu; false (and an error line) if not. */
+static bool busy_start(const char *what, int cpu)
+{
+	if (!mover_pin(what))
+		return false;
 	busy_stop = 0;
 	busy_on = 0;
+	busy_cpu = cpu;
 	if (pthread_create(&busy_th, NULL, busy_loop, NULL)) {
 		error("%s: cannot start the busy thread", what);
-		sched_setaffinity(0, sizeof(mover_mask), &mover_mask);
+		mover_unpin();
 		return false;
 	}
 	while (!busy_on)	/* until it runs on its CPU, in this mm */
 		;
 	if (busy_on < 0) {
 		pthread_join(busy_th, NULL);
-		error("%s: cannot run the busy thread on CPU %d", what, BUSY_CPU);
-		sched_setaffinity(0, sizeof(mover_mask), &mover_mask);
+		error("%s: cannot run the busy thread on CPU %d", what, cpu);
+		mover_unpin();
 		return false;
 	}
 	return true;
@@ -836,7 +873,7 @@ static void busy_end(void)
 {
 	busy_stop = 1;
 	pthread_join(busy_th, NULL);
-	sched_setaffinity(0, sizeof(mover_mask), &mover_mask);
+	mover_unpin();
 }
 
 #define BUSY_JSON	"\"busy_threads\":1,\"mover_cpu\":%d,\"busy_cpu\":%d"
@@ -900,7 +937,7 @@ static void bench_move_pages(const struct kind *k, int nruns)
 	char *extra = NULL, *j01 = NULL, *j10 = NULL;
 	int r;
 
-	if (!busy_start(k->name))
+	if (!busy_start(k->name, BUSY_CPU))
 		goto out_free;
 	for (r = 0; r < nruns; r++) {
 		void *p = map_kind(k, size, r);
@@ -984,7 +1021,7 @@ static void bench_uffd_move(const struct kind *k)
 			return;
 		}
 	}
-	if (!busy_start(k->name)) {
+	if (!busy_start(k->name, BUSY_CPU)) {
 		close(uffd);
 		free(v);
 		free(tc);
@@ -1474,84 +1511,269 @@ out:
 
 /* ---- the window: how long a 2MB THP is out of reach while it migrates ---- */
 
-static char *volatile win_target;
+/*
+ * The window figures' kinds: who touches the folio while it moves (the
+ * "toucher", pinned to TOUCH_CPU): nobody, a reader, a writer, a dirtier.
+ * In every kind, where the guest has a third CPU, a spinner of the mm runs
+ * on SPIN_CPU without touching the folio: with the mm live there, every TLB
+ * flush of the migration (and of a pre-copy's write-protect) is an IPI, and
+ * counted, also while the toucher sleeps on the migration entry and its CPU,
+ * idle, is left out of flushes (x86's lazy TLB mode). The mover is pinned
+ * to MOVER_CPU.
+ */
+enum { WIN_IDLE, WIN_READER, WIN_WRITER, WIN_DIRTIER };
+static const char *const win_toucher[] = { "none", "reader", "writer", "dirtier" };
+#define TOUCH_CPU	1
+#define SPIN_CPU	2
+
+/* The toucher touches folio win_seq of the buffer at win_base */
+static char *win_base;
 static volatile unsigned long win_seq, win_seen;
-static volatile int win_stop, win_sweep;
-static double *win_worst;
+static volatile int win_stop, win_on;
+static int win_mode;
+static unsigned int win_seed;		/* the buffer's fill() */
+static double *win_worst;		/* per folio: the longest access, in s */
+static double *win_worst_faulting;	/* and the longest of those that faulted */
+static long *win_faults;		/* per folio: the toucher's page faults */
+static unsigned long win_touches, win_bad;	/* accesses; reads of a wrong word */
 
-/* The window figures' kinds: who else touches the folio while it moves */
-enum { WIN_IDLE, WIN_WRITER, WIN_DIRTIER };
+/* The calling thread's page faults so far, minor and major */
+static long thread_faults(void)
+{
+	struct rusage ru;
 
-static void *accessor(void *arg)
+	if (getrusage(RUSAGE_THREAD, &ru))
+		return 0;
+	return ru.ru_minflt + ru.ru_majflt;
+}
+
+/*
+ * Touches folio win_seq over and over, each access timed and its own page
+ * faults counted around it (outside the timing), per folio. A read goes on
+ * through a pre-copy's write-protect and waits on the migration entry only;
+ * a write faults on both. An access that took no fault was not held up by
+ * the migration: only by the scheduler (under an emulator, the host's too),
+ * so the longest access that faulted is kept apart.
+ */
+static void *toucher(void *arg)
 {
 	cpu_set_t set;
 
 	(void)arg;
 	CPU_ZERO(&set);
-	CPU_SET(1, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	CPU_SET(TOUCH_CPU, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) || sched_getcpu() != TOUCH_CPU) {
+		win_on = -1;
+		return NULL;
+	}
+	win_on = 1;
 	while (!win_stop) {
-		unsigned long seq = win_seq;
+		unsigned long seq = win_seq, w = seq % (PMD_SZ / 8), off;
 		/* volatile: two XORs of a plain char would compile to nothing */
-		volatile char *p = win_target;
-		double t;
+		volatile char *p = win_base + seq * PMD_SZ;
+		long faults = thread_faults();
+		uint64_t v = 0;
+		double t = now();
 
-		if (!p)
-			continue;
-		if (win_sweep) {
-			unsigned long off;
-
-			/* Every line written (and put back), untimed */
+		if (win_mode == WIN_DIRTIER) {
+			/* Every line written (and put back); no figure times it */
 			for (off = 0; off < PMD_SZ; off += 64) {
 				p[off] ^= 1;
 				p[off] ^= 1;
 			}
-			win_seen = seq + 1;
-			continue;
+		} else if (win_mode == WIN_READER) {
+			v = ((volatile uint64_t *)p)[w];
+		} else {
+			p[seq % PMD_SZ] ^= 1;
+			p[seq % PMD_SZ] ^= 1;
 		}
-		/* A write: it waits on the migration entry while the folio moves */
-		t = now();
-		p[seq % PMD_SZ] ^= 1;
-		p[seq % PMD_SZ] ^= 1;
 		t = now() - t;
+		faults = thread_faults() - faults;
+		win_faults[seq] += faults;
 		if (t > win_worst[seq])
 			win_worst[seq] = t;
+		if (faults && t > win_worst_faulting[seq])
+			win_worst_faulting[seq] = t;
+		/* Nobody writes in reader runs: a read sees the filled word, moving or not */
+		if (win_mode == WIN_READER && v != word_of(seq * (PMD_SZ / 8) + w, win_seed))
+			win_bad++;
+		win_touches++;
+		/* What this access found is written before the mover sees it done */
+		__atomic_thread_fence(__ATOMIC_RELEASE);
 		win_seen = seq + 1;
 	}
 	return NULL;
 }
 
 /*
+ * The mover pinned, the spinner (spin) and the toucher of kind mode (none
+ * for WIN_IDLE) running on their CPUs, the toucher on folio 0; false (an
+ * error line, and all undone) if not.
+ */
+static bool win_threads_start(pthread_t *th, int mode, bool spin)
+{
+	if (!(spin ? busy_start("window", SPIN_CPU) : mover_pin("window")))
+		return false;
+	if (mode == WIN_IDLE)
+		return true;
+	win_stop = 0;
+	win_seq = 0;
+	win_seen = 0;
+	win_on = 0;
+	win_mode = mode;
+	if (pthread_create(th, NULL, toucher, NULL)) {
+		error("window: cannot start the %s thread", win_toucher[mode]);
+		goto undo;
+	}
+	while (!win_on)		/* until it runs on its CPU */
+		;
+	if (win_on > 0)
+		return true;
+	pthread_join(*th, NULL);
+	error("window: cannot run the %s thread on CPU %d", win_toucher[mode], TOUCH_CPU);
+undo:
+	if (spin)
+		busy_end();
+	else
+		mover_unpin();
+	return false;
+}
+
+static void win_threads_end(pthread_t *th, int mode, bool spin)
+{
+	if (mode != WIN_IDLE) {
+		win_stop = 1;
+		pthread_join(*th, NULL);
+	}
+	if (spin)
+		busy_end();
+	else
+		mover_unpin();
+}
+
+/*
+ * The members both window figures of a run carry (malloc'ed, NULL if out
+ * of memory): which thread ran on which CPU (-1: no such thread) and, with
+ * a toucher, its page faults on each of the first n folios, in folio order.
+ */
+static char *win_json(int mode, bool spin, unsigned long n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	unsigned long i;
+	long sum = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "\"toucher\":\"%s\",\"mover_cpu\":%d,\"toucher_cpu\":%d,\"spinner\":%s,"
+		"\"spinner_cpu\":%d,\"online_cpus\":%ld", win_toucher[mode], MOVER_CPU,
+		mode == WIN_IDLE ? -1 : TOUCH_CPU, spin ? "true" : "false", spin ? SPIN_CPU : -1,
+		sysconf(_SC_NPROCESSORS_ONLN));
+	if (mode != WIN_IDLE) {
+		for (i = 0; i < n; i++)
+			sum += win_faults[i];
+		fprintf(f, ",\"toucher_accesses\":%lu,\"toucher_faults\":%ld,"
+			"\"toucher_faults_per_folio\":[", win_touches, sum);
+		for (i = 0; i < n; i++)
+			fprintf(f, "%s%ld", i ? "," : "", win_faults[i]);
+		fprintf(f, "]");
+	}
+	fclose(f);
+	return buf;
+}
+
+/*
+ * ",\"PREFIXmedian_us\":...,p99,max" of the n seconds in v (left as they are)
+ * into buf, in us; false if out of memory.
+ */
+static bool summary_json(char *buf, size_t len, const char *prefix, const double *v,
+			 unsigned long n)
+{
+	double *s = malloc(n * sizeof(*s));
+
+	if (!s)
+		return false;
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_double);
+	snprintf(buf, len, ",\"%smedian_us\":%.3f,\"%sp99_us\":%.3f,\"%smax_us\":%.3f",
+		 prefix, s[n / 2] * 1e6, prefix, s[(n * 99) / 100] * 1e6, prefix, s[n - 1] * 1e6);
+	free(s);
+	return true;
+}
+
+/*
+ * The toucher's "window" figure of kind kind: per folio, in folio order,
+ * its longest access (values) and its longest access that faulted
+ * ("faulting_us", 0 where none did), in us, over n folios; lat and latf are
+ * in seconds, and turned into us. members: win_json()'s.
+ */
+static void window_emit(const char *kind, double *lat, double *latf, unsigned long n,
+			bool traced, const char *members)
+{
+	char all[160], flt[160], *extra = NULL, *list = NULL;
+	size_t len = 0;
+	unsigned long i;
+	FILE *f;
+
+	if (!summary_json(all, sizeof(all), "", lat, n) ||
+	    !summary_json(flt, sizeof(flt), "faulting_", latf, n)) {
+		error("window: out of memory");
+		return;
+	}
+	f = open_memstream(&list, &len);
+	for (i = 0; f && i < n; i++)
+		fprintf(f, "%s%.6g", i ? "," : "", latf[i] * 1e6);
+	if (f)
+		fclose(f);
+	if (asprintf(&extra, "%s%s,\"faulting_us\":[%s],\"folios\":%lu,\"traced\":%s%s%s",
+		     all + 1, flt, list ? list : "", n, traced ? "true" : "false",
+		     members ? "," : "", members ? members : "") < 0)
+		extra = NULL;
+	for (i = 0; i < n; i++)
+		lat[i] *= 1e6;
+	emit("window", kind, "0->1", "us", lat, n, extra);
+	free(extra);
+	free(list);
+}
+
+/*
  * 2MB THP moved node 0 -> 1 one folio per move_pages() call, traced: with
- * WIN_WRITER, a thread writes a word of each folio while it moves, and the
- * longest write per folio is the "window" figure; with WIN_DIRTIER, a thread
- * writes every line of the folio over and over while it moves (so that the
- * pre-copy, where the kernel has it, finds it written), untimed. The trace
- * gives each folio's window in the kernel ("kernel_window", kind thp-idle,
- * thp-writer or thp-dirtier), with the counters of every folio's move.
+ * WIN_READER or WIN_WRITER, a thread reads a word of each folio (or writes a
+ * byte) while it moves, and the longest access per folio is the "window"
+ * figure (kind thp-reader, or thp for the writer); with WIN_DIRTIER, a
+ * thread writes every line of the folio over and over while it moves (so
+ * that the pre-copy, where the kernel has it, finds it written), untimed.
+ * The trace gives each folio's window in the kernel ("kernel_window", kind
+ * thp-idle, thp-reader, thp-writer or thp-dirtier), with the counters of
+ * every folio's move.
  */
 static void bench_window(int mode)
 {
-	static const char *const kkinds[] = { "thp-idle", "thp-writer", "thp-dirtier" };
+	static const char *const kkinds[] = {
+		"thp-idle", "thp-reader", "thp-writer", "thp-dirtier"
+	};
+	static const unsigned int seeds[] = { 8, 10, 7, 9 };
 	struct kind thp = { "thp", PMD_SZ, 0 };
 	unsigned long n = size / PMD_SZ, i, moved = 0, start;
-	const char *kkind = kkinds[mode];
-	bool writer = mode == WIN_WRITER, thread = mode != WIN_IDLE;
-	unsigned int seed = mode == WIN_IDLE ? 8 : mode == WIN_WRITER ? 7 : 9;
+	const char *kkind = kkinds[mode], *wkind = mode == WIN_READER ? "thp-reader" : "thp";
+	bool timed = mode == WIN_READER || mode == WIN_WRITER, thread = mode != WIN_IDLE;
+	bool spin = sysconf(_SC_NPROCESSORS_ONLN) > SPIN_CPU;
 	long ev[NR_TRACE_EVENTS] = { 0 }, whole;
 	struct tally *tc = tally_new(PMD_SZ, false);
-	double *lat, *klat = NULL, *kcall = NULL, *sorted = NULL;
-	char *trace = NULL, *counts = NULL, *extra = NULL, callx[160] = "";
+	double *lat = NULL, *latf = NULL, *klat = NULL, *kcall = NULL, *sorted = NULL;
+	char *trace = NULL, *counts = NULL, *extra = NULL, *wjson = NULL, callx[160] = "";
 	bool traced;
 	pthread_t th;
 	char *p;
 
 	if (n > 256)
 		n = 256;
-	p = map_kind(&thp, n * PMD_SZ, seed);
+	win_seed = seeds[mode];
+	p = map_kind(&thp, n * PMD_SZ, win_seed);
 	if (!p || count_large(p, n * PMD_SZ, PMD_SZ) != (long)n) {
-		if (writer)
-			skip("window", "thp", "no 2MB THP for the buffer");
+		if (timed)
+			skip("window", wkind, "no 2MB THP for the buffer");
 		skip("kernel_window", kkind, "no 2MB THP for the buffer");
 		if (p)
 			munmap(p, n * PMD_SZ);
@@ -1559,15 +1781,18 @@ static void bench_window(int mode)
 		return;
 	}
 	start = (unsigned long)p;
-	win_worst = calloc(n + 1, sizeof(double));
+	win_base = p;
+	win_worst = calloc(n, sizeof(double));
+	win_worst_faulting = calloc(n, sizeof(double));
+	win_faults = calloc(n, sizeof(long));
+	win_touches = 0;
+	win_bad = 0;
 	lat = calloc(n, sizeof(double));
-	if (thread) {
-		win_stop = 0;
-		win_seq = 0;
-		win_seen = 0;
-		win_target = NULL;
-		win_sweep = mode == WIN_DIRTIER;
-		pthread_create(&th, NULL, accessor, NULL);
+	latf = calloc(n, sizeof(double));
+	if (!win_worst || !win_worst_faulting || !win_faults || !lat || !latf ||
+	    !win_threads_start(&th, mode, spin)) {
+		munmap(p, n * PMD_SZ);
+		goto out;
 	}
 	traced = tr_begin();
 	for (i = 0; i < n; i++) {
@@ -1577,8 +1802,7 @@ static void bench_window(int mode)
 
 		if (thread) {
 			win_seq = i;
-			win_target = pg;
-			while (win_seen <= i)	/* the accessor is on this folio */
+			while (win_seen <= i)	/* the toucher is on this folio */
 				;
 		}
 		tally_begin(tc);
@@ -1592,33 +1816,24 @@ static void bench_window(int mode)
 			win_seen = 0;
 			while (win_seen <= i)	/* and came back after the move */
 				;
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
 			lat[moved] = win_worst[i];
+			latf[moved] = win_worst_faulting[i];
 		}
 		moved++;
 	}
 	if (traced)
 		trace = tr_end();
-	if (thread) {
-		win_stop = 1;
-		pthread_join(th, NULL);
-		win_target = NULL;
-		win_sweep = 0;
-	}
-	check("window", p, n * PMD_SZ, seed);
+	win_threads_end(&th, mode, spin);
+	if (win_bad)
+		error("window: the reader read a wrong word %lu times in %lu reads", win_bad,
+		      win_touches);
+	check("window", p, n * PMD_SZ, win_seed);
 	whole = count_large(p, n * PMD_SZ, PMD_SZ);
 	munmap(p, n * PMD_SZ);
-	if (writer && moved) {
-		char wextra[200];
-
-		qsort(lat, moved, sizeof(double), cmp_double);
-		snprintf(wextra, sizeof(wextra),
-			 "\"median_us\":%.3f,\"p99_us\":%.3f,\"max_us\":%.3f,\"folios\":%lu,"
-			 "\"traced\":%s", lat[moved / 2] * 1e6, lat[(moved * 99) / 100] * 1e6,
-			 lat[moved - 1] * 1e6, moved, traced ? "true" : "false");
-		for (i = 0; i < moved; i++)
-			lat[i] *= 1e6;
-		emit("window", "thp", "0->1", "us", lat, moved, wextra);
-	}
+	wjson = win_json(mode, spin, moved);
+	if (timed && moved)
+		window_emit(wkind, lat, latf, moved, traced, wjson);
 	if (!traced) {
 		skip("kernel_window", kkind, tr.why ? tr.why : "cannot start tracing");
 		goto out;
@@ -1649,38 +1864,145 @@ static void bench_window(int mode)
 		     "\"folios\":%lu,\"buffer_folios\":%lu,\"folio_bytes\":%lu,"
 		     "\"writer_threads\":%d,\"whole_after\":%.3f,\"trace_clock\":\"%s\","
 		     "\"clock_step_us\":%.3g,\"set_migration_pte\":%ld,\"set_migration_pmd\":%ld,"
-		     "\"remove_migration_pte\":%ld,\"remove_migration_pmd\":%ld%s%s%s",
+		     "\"remove_migration_pte\":%ld,\"remove_migration_pmd\":%ld%s%s%s%s%s",
 		     sorted[n / 2], sorted[(n * 99) / 100], sorted[n - 1], n, n, PMD_SZ,
 		     thread ? 1 : 0, whole_share(whole, n), tr.clock, tr.step_us,
-		     ev[0], ev[1], ev[2], ev[3], callx, counts && *counts ? "," : "",
-		     counts ? counts : "") < 0)
+		     ev[0], ev[1], ev[2], ev[3], callx, wjson ? "," : "", wjson ? wjson : "",
+		     counts && *counts ? "," : "", counts ? counts : "") < 0)
 		extra = NULL;
 	emit("kernel_window", kkind, "0->1", "us", klat, n, extra);
 out:
 	free(extra);
+	free(wjson);
 	free(counts);
 	free(trace);
 	free(klat);
 	free(kcall);
 	free(sorted);
 	free(lat);
+	free(latf);
 	free(win_worst);
+	free(win_worst_faulting);
+	free(win_faults);
+	win_worst = win_worst_faulting = NULL;
+	win_faults = NULL;
 	free(tc);
 }
 
-/* ---- migration precopy (an RFC): /proc/sys/vm/migrate_precopy ---- */
+/* ---- migration precopy (an RFC): its knob, a sysctl or in debugfs ---- */
 
-#define PRECOPY_KNOB	"/proc/sys/vm/migrate_precopy"
-static long precopy_old = -1;	/* -1: the kernel has no such knob */
+/*
+ * The RFC's knob began as a sysctl and moves to debugfs (a directory of its
+ * own, a file of its own, or under mm/): the first of these that is a file
+ * is used, and its min_kb sibling, if any, is only read.
+ */
+#define PRECOPY_SYSCTL	"/proc/sys/vm/migrate_precopy"
+#define DEBUGFS		"/sys/kernel/debug"
+static const char *const precopy_debugfs[] = {
+	"migrate_precopy/enabled", "migrate_precopy", "mm/migrate_precopy",
+};
+#define PRECOPY_TRIED	PRECOPY_SYSCTL ", " DEBUGFS "/migrate_precopy/enabled, " \
+			DEBUGFS "/migrate_precopy, " DEBUGFS "/mm/migrate_precopy"
 
-/* Read the knob and turn it off for the main runs; an info line either way. */
+static char precopy_knob[96];	/* the knob found, "" for none */
+static long precopy_old = -1;	/* its value at start; -1: no knob */
+
+/*
+ * A knob's value: a number (sysctl, a debugfs integer) or Y/N (a debugfs
+ * bool, which takes "1" and "0" as well); -1 when unreadable.
+ */
+static long precopy_read(const char *path)
+{
+	char buf[32], *end;
+	FILE *f = fopen(path, "r");
+	long v;
+
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	if (buf[0] == 'Y' || buf[0] == 'y')
+		return 1;
+	if (buf[0] == 'N' || buf[0] == 'n')
+		return 0;
+	v = strtol(buf, &end, 10);
+	return end == buf ? -1 : v;
+}
+
+static bool is_file(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISREG(st.st_mode);
+}
+
+/* Is nothing mounted on dir (it is on its parent's filesystem)? */
+static bool bare_dir(const char *dir)
+{
+	char parent[160];
+	struct stat a, b;
+
+	snprintf(parent, sizeof(parent), "%s/..", dir);
+	return !stat(dir, &a) && !stat(parent, &b) && a.st_dev == b.st_dev;
+}
+
+/*
+ * The knob into precopy_knob; debugfs mounted on DEBUGFS first (*mounted)
+ * when the sysctl is not there and nothing is mounted on DEBUGFS.
+ */
+static bool precopy_find(bool *mounted)
+{
+	size_t k;
+
+	if (is_file(PRECOPY_SYSCTL)) {
+		snprintf(precopy_knob, sizeof(precopy_knob), "%s", PRECOPY_SYSCTL);
+		return true;
+	}
+	if (bare_dir(DEBUGFS))
+		*mounted = !mount("nodev", DEBUGFS, "debugfs", 0, NULL);
+	for (k = 0; k < sizeof(precopy_debugfs) / sizeof(precopy_debugfs[0]); k++) {
+		snprintf(precopy_knob, sizeof(precopy_knob), DEBUGFS "/%s", precopy_debugfs[k]);
+		if (is_file(precopy_knob))
+			return true;
+	}
+	precopy_knob[0] = '\0';
+	return false;
+}
+
+/* The min_kb beside the knob: DIR/min_kb of DIR/enabled, else KNOB_min_kb */
+static bool precopy_min_kb(char *path, size_t len)
+{
+	size_t n = strlen(precopy_knob), e = strlen("/enabled");
+
+	if (n > e && !strcmp(precopy_knob + n - e, "/enabled"))
+		snprintf(path, len, "%.*s/min_kb", (int)(n - e), precopy_knob);
+	else
+		snprintf(path, len, "%s_min_kb", precopy_knob);
+	return is_file(path);
+}
+
+/* Find the knob and turn it off for the main runs; an info line either way. */
 static void precopy_init(void)
 {
-	precopy_old = read_long(PRECOPY_KNOB);
-	if (precopy_old > 0 && !knob_write(PRECOPY_KNOB, "0"))
-		error("cannot set " PRECOPY_KNOB " to 0");
-	printf("{\"tag\":\"%s\",\"info\":\"precopy\",\"knob\":\"" PRECOPY_KNOB "\","
-	       "\"present\":%s}\n", tag, precopy_old >= 0 ? "true" : "false");
+	char min_kb[112] = "";
+	bool mounted = false;
+
+	if (precopy_find(&mounted))
+		precopy_old = precopy_read(precopy_knob);
+	if (precopy_old > 0 && !knob_write(precopy_knob, "0"))
+		error("cannot set %s to 0", precopy_knob);
+	printf("{\"tag\":\"%s\",\"info\":\"precopy\",\"knob\":\"%s\",\"present\":%s",
+	       tag, precopy_knob[0] ? precopy_knob : "none", precopy_old >= 0 ? "true" : "false");
+	if (precopy_old >= 0)
+		printf(",\"value_at_start\":%ld", precopy_old);
+	if (precopy_old >= 0 && precopy_min_kb(min_kb, sizeof(min_kb)))
+		printf(",\"min_kb_knob\":\"%s\",\"min_kb\":%ld", min_kb, precopy_read(min_kb));
+	else if (precopy_old < 0)
+		printf(",\"tried\":\"%s\"", PRECOPY_TRIED);
+	printf(",\"debugfs_mounted_here\":%s}\n", mounted ? "true" : "false");
 	fflush(stdout);
 }
 
@@ -1691,7 +2013,7 @@ static void precopy_restore(void)
 	if (precopy_old < 0)
 		return;
 	snprintf(val, sizeof(val), "%ld", precopy_old);
-	knob_write(PRECOPY_KNOB, val);
+	knob_write(precopy_knob, val);
 }
 
 /* The window figures, and again with precopy on (tag TAG+precopy) if there. */
@@ -1699,26 +2021,25 @@ static void bench_windows(void)
 {
 	const char *keep = tag;
 	char *ptag;
+	int mode;
 
-	bench_window(WIN_IDLE);
-	bench_window(WIN_WRITER);
-	bench_window(WIN_DIRTIER);
+	for (mode = WIN_IDLE; mode <= WIN_DIRTIER; mode++)
+		bench_window(mode);
 	if (precopy_old < 0)
 		return;
-	if (!knob_write(PRECOPY_KNOB, "1") || read_long(PRECOPY_KNOB) != 1) {
-		error("cannot set " PRECOPY_KNOB " to 1");
+	if (!knob_write(precopy_knob, "1") || precopy_read(precopy_knob) != 1) {
+		error("cannot set %s to 1", precopy_knob);
 		return;
 	}
 	if (asprintf(&ptag, "%s+precopy", keep) >= 0) {
 		tag = ptag;
-		bench_window(WIN_IDLE);
-		bench_window(WIN_WRITER);
-		bench_window(WIN_DIRTIER);
+		for (mode = WIN_IDLE; mode <= WIN_DIRTIER; mode++)
+			bench_window(mode);
 		tag = keep;
 		free(ptag);
 	}
-	if (!knob_write(PRECOPY_KNOB, "0"))
-		error("cannot set " PRECOPY_KNOB " back to 0");
+	if (!knob_write(precopy_knob, "0"))
+		error("cannot set %s back to 0", precopy_knob);
 }
 
 /* ---- the limit: memcpy node 0 -> node 1 ---- */

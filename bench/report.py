@@ -28,7 +28,10 @@
   report.py --counts FILE...  the counts table alone, one boot per file
                            (what scripts/bench --smoke prints)
   report.py --windows FILE...  the in-kernel window table alone, one boot
-                           per file (scripts/bench --smoke prints it too)
+                           per file (scripts/bench --smoke prints it too);
+                           from a movebench with a reader and a spinner,
+                           with the toucher's view (the reader's and the
+                           writer's longest access per folio) after it
 
 Guest figures are never pooled across boots (the boots of one kernel can
 differ more than its runs do): every table gives each boot's median over
@@ -51,19 +54,24 @@ from pathlib import Path
 MAIN = [("memcpy", "2MB"), ("memcpy", "whole"), ("move_pages", "thp"),
         ("move_pages", "mthp64k"), ("move_pages", "hugetlb2m"),
         ("uffd_move", "4k"), ("uffd_move", "mthp64k"), ("window", "thp"),
-        ("kernel_window", "thp-idle"), ("kernel_window", "thp-writer")]
+        ("window", "thp-reader"), ("kernel_window", "thp-idle"),
+        ("kernel_window", "thp-reader"), ("kernel_window", "thp-writer")]
 
 
 # Rows of the GiB/s and counts tables, in order: (bench, kinds, directions)
 FIGURES = (("move_pages", ("thp", "mthp64k", "hugetlb2m", "hugetlb1g"), ("0->1", "1->0")),
            ("uffd_move", ("4k", "mthp64k"), ("same node",)))
 # movebench's in-kernel window figures (trace events), 2MB THP moved
-# node 0 -> 1 one folio per call: no other thread in the mm, or a writer
-WINDOW_KINDS = (("thp-idle", "idle"), ("thp-writer", "+ writer"),
-                ("thp-dirtier", "+ dirtier"))
+# node 0 -> 1 one folio per call: no thread touching the folio, a reader,
+# a writer or a dirtier (older movebenches: no reader)
+WINDOW_KINDS = (("thp-idle", "idle"), ("thp-reader", "+ reader"),
+                ("thp-writer", "+ writer"), ("thp-dirtier", "+ dirtier"))
+# The toucher's own view ("window" figures): its longest access per folio
+TOUCHER_KINDS = (("thp-reader", "+ reader", "thp-reader"),
+                 ("thp", "+ writer", "thp-writer"))   # kind, label, kernel_window kind
 # The kernels of a run, in table order: movebench's tags. With the knob
-# /proc/sys/vm/migrate_precopy the patched guest runs the window figures
-# again with it at 1, tagged patched+precopy.
+# /proc/sys/vm/migrate_precopy (or its debugfs file) the patched guest runs
+# the window figures again with it at 1, tagged patched+precopy.
 KERNELS = ("base", "patched", "patched+precopy")
 SHORT = {"base": "b", "patched": "p", "patched+precopy": "p+pc"}
 # vmstat counters of migration precopy, where the kernel has them:
@@ -86,6 +94,8 @@ KIND_FOLIO = {"thp": 2 << 20, "mthp64k": 64 << 10, "hugetlb2m": 2 << 20,
               "hugetlb1g": 1 << 30, "4k": 4 << 10}
 SPLIT_KEYS = ("thp_split_page", "thp_split_pmd", "thp_split_pte")
 PMD_KB = 2048
+# The pre-copy knob of the RFC's first versions (later in debugfs)
+SYSCTL_KNOB = "/proc/sys/vm/migrate_precopy"
 
 
 def lines(path):
@@ -247,6 +257,9 @@ def check(paths, need_main):
                 bad.append(f"{p}: kernel_window {d['kind']} {d['tag']}: not every folio of the "
                            f"buffer counted: folios {d.get('folios')}, buffer "
                            f"{d.get('buffer_folios')}, values {len(d.get('values') or [])}")
+            if "toucher_faults_per_folio" in d:
+                bad += [f"{p}: {d['bench']} {d['kind']} {d['tag']}: {b}"
+                        for b in check_faults(d)]
         # The in-kernel window against the same guest's copy of one 2MB folio
         recs = [dict(g, _boot=str(p)) for g in recs]
         if any(d.get("bench") == "kernel_window" and "skip" not in d for d in recs):
@@ -297,6 +310,22 @@ def check_counts(d):
         for k in ("rmap_unmap", "rmap_remap"):
             if k in c and any(x != 1 for x in c[k]):
                 bad.append(f"counts {k}: a window run moves one folio, one walk each: {c[k]}")
+    return bad
+
+
+def check_faults(d):
+    """The toucher's page faults of window figure d: problems, as strings."""
+    f = d["toucher_faults_per_folio"]
+    if not isinstance(f, list) or \
+            any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in f):
+        return [f"toucher_faults_per_folio: not whole numbers, none negative: {f}"]
+    bad = []
+    if len(f) != d.get("folios"):
+        bad.append(f"toucher_faults_per_folio: {len(f)} folios, the figure has "
+                   f"{d.get('folios')}")
+    if sum(f) != d.get("toucher_faults"):
+        bad.append(f"toucher_faults {d.get('toucher_faults')} is not the sum of "
+                   f"toucher_faults_per_folio ({sum(f)})")
     return bad
 
 
@@ -394,7 +423,12 @@ def counts_section(records, accel):
               "local and the count is 0 whatever the kernel does."
               + (" *: run without that thread (an older movebench): its TLB count says "
                  "nothing." if idle else ""))
-    if windows:
+    wrows = [d for d in records if d.get("bench") == "kernel_window" and "skip" not in d]
+    if windows and is_new_window(wrows):
+        md.append("- window rows: 2 MB THP moved node 0 -> 1 by one move_pages() call per "
+                  "folio, so a run is one folio; " + threads_note(wrows)
+                  + ". The same runs as the in-kernel window table.")
+    elif windows:
         md.append("- window rows: 2 MB THP moved node 0 -> 1 by one move_pages() call per "
                   "folio, so a run is one folio; idle: no other thread in the mm (its "
                   "flushes stay local); + writer: a thread of the mm writing the folio on "
@@ -413,7 +447,7 @@ def counts_section(records, accel):
     md.append(f"- ({', '.join(SHORT[t] for t in kernels)}): "
               + ", ".join(kernels) + ". Each: the median over boots of every boot's median "
               "over its runs, (low–high) the boot medians where they differ; n/a: no counts."
-              + (" p+pc: the patched kernel with vm.migrate_precopy=1, in the same boots "
+              + (f" p+pc: the patched kernel with {knob_at_1(records)}, in the same boots "
                  "after their other runs; window rows only (-: not run so)."
                  if "patched+precopy" in kernels else ""))
     missing = {t: v[1] for t, v in infos.items() if v[1]}
@@ -565,6 +599,75 @@ def window_floor(records):
     return bad, notes
 
 
+def is_new_window(records):
+    """Do the window figures among records say which thread ran where (a
+    movebench with the reader and the spinner)? Older ones get the tables
+    and notes they always had."""
+    return any("toucher" in d for d in records
+               if d.get("bench") in ("window", "kernel_window") and "skip" not in d)
+
+
+def threads_note(rows):
+    """What the window kinds ran with, from their figures' own members."""
+    def cpus(key, only=lambda d: True):
+        v = sorted({d[key] for d in rows if only(d) and isinstance(d.get(key), int)
+                    and d[key] >= 0})
+        return "/".join(map(str, v)) or "?"
+    spin = [d for d in rows if d.get("spinner")]
+    note = (f"the mover pinned to vCPU {cpus('mover_cpu')}; idle: no thread touching the "
+            "folio; + reader: a thread of the mm reading one word of the folio over and "
+            "over, each read timed; + writer: one writing a byte of it, timed; + dirtier: "
+            "one writing every line of the folio over and over, untimed (so that a "
+            f"pre-copy finds it written); the toucher pinned to vCPU {cpus('toucher_cpu')}")
+    if spin:
+        note += ("; in every kind, idle too, a spinner: a thread of the mm spinning on "
+                 f"vCPU {cpus('spinner_cpu', lambda d: d.get('spinner'))} without touching "
+                 "the folio, so that every TLB flush of a migration (and of a pre-copy's "
+                 "write-protect) reaches another CPU by IPI, also while the toucher "
+                 "sleeps on the migration entry")
+        if len(spin) < len(rows):
+            note += " (not in the runs of a guest with fewer than 3 vCPUs)"
+    else:
+        note += ("; no spinner (a guest with fewer than 3 vCPUs): with no toucher, "
+                 "idle's flushes stay local")
+    return note
+
+
+def knob_at_1(records):
+    """The pre-copy knob at 1, as the notes name it: the sysctl, or the
+    debugfs file movebench found (its "precopy" info line)."""
+    k = next((d.get("knob") for d in records
+              if d.get("info") == "precopy" and d.get("present")), None)
+    return "vm.migrate_precopy=1" if k in (None, SYSCTL_KNOB) else f"`{k}` at 1"
+
+
+def folio_rate(d, what):
+    """A window figure's count per folio it moved, None where it has none:
+    faults, the toucher's page faults; ipi, TLB IPIs; copies, the copies of
+    the folio (one per folio moved, one more for each copied again inside
+    the window after its pre-copy); in_window, those made inside the window
+    (all but the pre-copies kept)."""
+    if what == "faults":
+        f = d.get("toucher_faults_per_folio")
+        return sum(f) / len(f) if f else None
+    c, folios = d.get("counts") or {}, d.get("folios")
+    if not folios:
+        return None
+    if what == "ipi":
+        return sum(c["tlb_ipi"]) / folios if "tlb_ipi" in c else None
+    if "thp_migration_success" not in c:
+        return None
+    moved = sum(c["thp_migration_success"])
+    if what == "copies":
+        return (moved + sum(c.get("pgmigrate_precopy_redo", []))) / folios
+    return (moved - sum(c.get("pgmigrate_precopy", []))) / folios
+
+
+def rate(x):
+    """A count per folio: whole numbers as such, else two decimals."""
+    return "n/a" if x is None else str(int(x)) if x == int(x) else f"{x:.2f}"
+
+
 def kernel_window_section(records, accel):
     """The in-kernel window table (Markdown lines), [] when no record has
     one. records carry "_boot" (their file, one per boot)."""
@@ -590,11 +693,15 @@ def kernel_window_section(records, accel):
               + ". Events per folio: "
               + (", ".join(f"{k} {num(v)}" for k, v in per_folio) or "none") + ".")
     dirtier = any(d.get("kind") == "thp-dirtier" for d in rows)
-    md.append("- idle: no other thread in the mm; + writer: a thread writing the folio "
-              "meanwhile (the runs of the writer's view below)"
-              + ("; + dirtier: a thread writing every line of the folio over and over "
-                 "meanwhile, untimed (so that a pre-copy finds the folio written)"
-                 if dirtier else "") + ". Per boot, in boot order: "
+    new = is_new_window(rows)
+    who = ("- " + threads_note(rows) + " (+ reader and + writer: the runs of the toucher's "
+           "view below)") if new else \
+        ("- idle: no other thread in the mm; + writer: a thread writing the folio "
+         "meanwhile (the runs of the writer's view below)"
+         + ("; + dirtier: a thread writing every line of the folio over and over "
+            "meanwhile, untimed (so that a pre-copy finds the folio written)"
+            if dirtier else ""))
+    md.append(who + ". Per boot, in boot order: "
               "the median over its folios, the p99 (only from a boot of at least "
               f"{P99_MIN} folios; n<{P99_MIN}: too few, see max), the max; folios: those "
               "counted (movebench reports an error when a folio of the buffer lacks either "
@@ -605,14 +712,17 @@ def kernel_window_section(records, accel):
               "--check` fail when a base boot's median in-kernel window is below it: the "
               "window holds the copy of the folio.")
     if "patched+precopy" in kernels:
-        md.append("- patched+precopy: the patched boots again with vm.migrate_precopy=1 "
+        md.append(f"- patched+precopy: the patched boots again with {knob_at_1(records)} "
                   "(after their other runs). Its folios are copied before the migration "
                   "entries are set, while their mappings are read-only, so this window "
                   "leaves the pre-copy out. A write during the pre-copy does not wait: its "
                   "write-protect fault reuses the exclusive folio (do_wp_page(), "
                   "do_huge_pmd_wp_page(), without the folio lock) and leaves the entry "
                   "dirty, and the folio is then copied again inside the window, which "
-                  "pgmigrate_precopy_redo (counts) counts.")
+                  "pgmigrate_precopy_redo (counts) counts."
+                  + (" A read goes on through the read-only mapping and leaves the folio "
+                     "clean: a reader meets the window alone, the folio is not copied "
+                     "again." if any(d.get("kind") == "thp-reader" for d in rows) else ""))
     fromcall = any("call_median_us" in d for d in rows)
     if fromcall:
         md.append("- from the call: per folio, the time from the start of the move_pages() "
@@ -621,13 +731,30 @@ def kernel_window_section(records, accel):
                   "migration entries (allocating the new folio, and with the pre-copy its "
                   "write-protect, flush and copy). Per boot: the median and the max over its "
                   "folios; -: a kernel or movebench without it.")
+    if new:
+        md.append("- per folio, per boot, exact counts: toucher faults: the page faults of "
+                  "the thread touching the folio (getrusage(RUSAGE_THREAD), minor + major, "
+                  "taken by that thread around each of its accesses; -: idle, no toucher); "
+                  "TLB IPIs: /proc/interrupts TLB (or vmstat nr_tlb_remote_flush_received) "
+                  "over the guest, read around each folio's move_pages() call; copies "
+                  "(in the window): thp_migration_success + pgmigrate_precopy_redo, one "
+                  "copy per folio moved plus one for each pre-copied folio copied again, "
+                  "and in brackets those made inside the window (thp_migration_success - "
+                  "pgmigrate_precopy: all but the pre-copies kept).")
     if accel == "tcg":
         md.append("- Emulated (TCG): guest time, not hardware time.")
+    elif new and accel == "guest":
+        md.append("- The accelerator is not in these files: under TCG (every guest of "
+                  "this repo so far) the times are emulated guest time, not hardware "
+                  "time; the counts are exact either way.")
     md.append("")
     extra_h = " median from the call | max from the call |" if fromcall else ""
+    count_h = " toucher faults/folio | TLB IPIs/folio | copies/folio (in the window) |" \
+        if new else ""
     md.append("| kernel | 2MB THP | folios per boot | median | p99 | max | one 2MB memcpy |"
-              + extra_h)
-    md.append("|---|---|---|---|---|---|---|" + ("---|---|" if fromcall else ""))
+              + extra_h + count_h)
+    md.append("|---|---|---|---|---|---|---|" + ("---|---|" if fromcall else "")
+              + ("---|---|---|" if new else ""))
     for tag in kernels:
         for kind, label in WINDOW_KINDS:
             recs = B.get(("kernel_window", kind, "0->1", tag))
@@ -643,7 +770,76 @@ def kernel_window_section(records, accel):
                       + " / ".join("n/a" if c is None else us(c) for c in cp) + " |"
                       + ("".join(" " + " / ".join(us(r[k]) if k in r else "-" for r in recs)
                                  + " |" for k in ("call_median_us", "call_max_us"))
-                         if fromcall else ""))
+                         if fromcall else "")
+                      + (" " + " / ".join("-" if kind == "thp-idle" else
+                                          rate(folio_rate(r, "faults")) for r in recs)
+                         + " | " + " / ".join(rate(folio_rate(r, "ipi")) for r in recs)
+                         + " | " + " / ".join(f"{rate(folio_rate(r, 'copies'))} "
+                                              f"({rate(folio_rate(r, 'in_window'))})"
+                                              for r in recs) + " |" if new else ""))
+    md.append("")
+    return md
+
+
+def toucher_window_section(records, accel):
+    """The toucher's view: per boot the longest access per folio of the
+    thread reading or writing it (movebench's "window" figures), beside the
+    in-kernel window of the same runs, with its page faults per folio.
+    Markdown lines, [] when there is none. records carry "_boot"."""
+    rows = [d for d in records if d.get("bench") == "window" and "skip" not in d]
+    if not rows:
+        return []
+    B = by_boot(records)
+    copy = copy_2mb_us(records)
+    tags = {d["tag"] for d in rows}
+    kernels = [t for t in KERNELS if t in tags] + sorted(tags - set(KERNELS))
+    md = [f"## The toucher's view: a reader or a writer blocked while its 2MB THP "
+          f"migrates, µs [{accel}]", ""]
+    md.append("- Per folio the longest access of the thread touching it while it moves node "
+              "0 -> 1 (+ reader: a read of one word; + writer: a write of one byte; each "
+              "timed), in the same runs as the in-kernel table's rows of that name, with "
+              "their threads. Per boot, in boot order: the median over the folios, the p99 "
+              f"(only from a boot of at least {P99_MIN} folios; n<{P99_MIN}: too few, see "
+              "max), the max; faulting: the median and the max over the folios of the "
+              "longest access that took a page fault (0 for a folio where none did; an "
+              "access without a fault was held up by the scheduler alone, under TCG the "
+              "host's too, not by the migration); in-kernel median: that boot's median "
+              "in-kernel window of the same runs; one 2MB memcpy: as in the in-kernel "
+              "table.")
+    md.append("- The pre-copy is for the reader: its reads go on while the folio is "
+              "copied (the mapping is read-only, not gone) and wait for the window alone. "
+              "A write faults on the write-protect, and the folio is copied again inside "
+              "the window.")
+    md.append("- toucher faults/folio: its page faults (getrusage(RUSAGE_THREAD), minor + "
+              "major, taken around each access by the toucher itself) per folio moved.")
+    if accel == "tcg":
+        md.append("- Emulated (TCG): guest time, not hardware time.")
+    elif accel == "guest":
+        md.append("- The accelerator is not in these files: under TCG (every guest of "
+                  "this repo so far) the times are emulated guest time, not hardware time.")
+    md.append("")
+    md.append("| kernel | toucher | folios per boot | median | p99 | max | faulting median | "
+              "faulting max | in-kernel median | one 2MB memcpy | toucher faults/folio |")
+    md.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    for tag in kernels:
+        for kind, label, kkind in TOUCHER_KINDS:
+            recs = B.get(("window", kind, "0->1", tag))
+            if not recs:
+                continue
+            kw = {r.get("_boot", ""): r for r in B.get(("kernel_window", kkind, "0->1", tag), [])}
+            vals = [r.get("values") or [] for r in recs]
+            kmed = [kw.get(r.get("_boot", ""), {}).get("values") for r in recs]
+            cp = [copy.get((r.get("_boot", ""), own_kernel(tag))) for r in recs]
+            md.append(f"| {tag} | {label} | {' / '.join(str(len(v)) for v in vals)} | "
+                      + " / ".join(us(statistics.median(v)) for v in vals) + " | "
+                      + " / ".join(us(p99(v)) if len(v) >= P99_MIN else f"n<{P99_MIN}"
+                                   for v in vals) + " | "
+                      + " / ".join(us(max(v)) for v in vals) + " | "
+                      + "".join(" / ".join(us(r[k]) if k in r else "-" for r in recs) + " | "
+                                for k in ("faulting_median_us", "faulting_max_us"))
+                      + " / ".join(us(statistics.median(k)) if k else "n/a" for k in kmed)
+                      + " | " + " / ".join("n/a" if c is None else us(c) for c in cp) + " | "
+                      + " / ".join(rate(folio_rate(r, "faults")) for r in recs) + " |")
     md.append("")
     return md
 
@@ -784,34 +980,38 @@ def main(d):
         print("report: no in-kernel window figures in this run (a movebench before the "
               "trace events): that table and its check skipped", file=sys.stderr)
 
-    md.append(f"## The window: a writer blocked while its 2MB THP migrates, µs [{accel}]")
-    md.append("")
-    md.append("- Per folio the longest write while it migrates node 0 -> 1. Per boot, in "
-              "boot order: the median over the folios, the p99 (only from a boot of at "
-              f"least {P99_MIN} folios; n<{P99_MIN}: too few for a p99, see max) and the "
-              "max. One 2MB memcpy: 2 MB at the median of boot medians of the memcpy in "
-              "2MB chunks, node 0 -> 1, on that kernel's boots.")
-    if any(r.get("traced") for recs in B.values() for r in recs if r["bench"] == "window"):
-        md.append("- The writer's view of the same runs as the in-kernel \"+ writer\" rows "
-                  "above (the trace events on): the writer meets a migration only when its "
-                  "write lands inside the window.")
-    md.append("")
-    md.append("| kernel | folios per boot | median | p99 | max | one 2MB memcpy |")
-    md.append("|---|---|---|---|---|---|")
-    for tag in KERNELS:
-        recs = B.get(("window", "thp", "0->1", tag))
-        if not recs:
-            continue
-        vals = [r.get("values") or [] for r in recs]
-        lim_2m = mid("memcpy", "2MB", "0->1", own_kernel(tag))
-        copy2m = 2 / 1024 / lim_2m * 1e6 if lim_2m else None
-        md.append(f"| {tag} | {' / '.join(str(len(v)) for v in vals)} | "
-                  + " / ".join(f"{statistics.median(v):.0f}" for v in vals) + " | "
-                  + " / ".join(f"{p99(v):.0f}" if len(v) >= P99_MIN else f"n<{P99_MIN}"
-                               for v in vals) + " | "
-                  + " / ".join(f"{max(v):.0f}" for v in vals) + " | "
-                  + f"{'n/a' if copy2m is None else f'{copy2m:.0f}'} |")
-    md.append("")
+    # The toucher's view: the writer's table, and the reader's where movebench has one
+    if is_new_window(guest):
+        md += toucher_window_section(guest, accel)
+    else:
+        md.append(f"## The window: a writer blocked while its 2MB THP migrates, µs [{accel}]")
+        md.append("")
+        md.append("- Per folio the longest write while it migrates node 0 -> 1. Per boot, in "
+                  "boot order: the median over the folios, the p99 (only from a boot of at "
+                  f"least {P99_MIN} folios; n<{P99_MIN}: too few for a p99, see max) and the "
+                  "max. One 2MB memcpy: 2 MB at the median of boot medians of the memcpy in "
+                  "2MB chunks, node 0 -> 1, on that kernel's boots.")
+        if any(r.get("traced") for recs in B.values() for r in recs if r["bench"] == "window"):
+            md.append("- The writer's view of the same runs as the in-kernel \"+ writer\" rows "
+                      "above (the trace events on): the writer meets a migration only when its "
+                      "write lands inside the window.")
+        md.append("")
+        md.append("| kernel | folios per boot | median | p99 | max | one 2MB memcpy |")
+        md.append("|---|---|---|---|---|---|")
+        for tag in KERNELS:
+            recs = B.get(("window", "thp", "0->1", tag))
+            if not recs:
+                continue
+            vals = [r.get("values") or [] for r in recs]
+            lim_2m = mid("memcpy", "2MB", "0->1", own_kernel(tag))
+            copy2m = 2 / 1024 / lim_2m * 1e6 if lim_2m else None
+            md.append(f"| {tag} | {' / '.join(str(len(v)) for v in vals)} | "
+                      + " / ".join(f"{statistics.median(v):.0f}" for v in vals) + " | "
+                      + " / ".join(f"{p99(v):.0f}" if len(v) >= P99_MIN else f"n<{P99_MIN}"
+                                   for v in vals) + " | "
+                      + " / ".join(f"{max(v):.0f}" for v in vals) + " | "
+                      + f"{'n/a' if copy2m is None else f'{copy2m:.0f}'} |")
+        md.append("")
 
     md += native_section(native, N, rows)
     if skips:
@@ -1088,6 +1288,8 @@ if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--windows":
         recs = [dict(g, _boot=f) for f in sys.argv[2:] for g in lines(f)]
         md = kernel_window_section(recs, "guest")
+        if md and is_new_window(recs):
+            md += toucher_window_section(recs, "guest")
         print("\n".join(md) if md else "report: no in-kernel window figures in these files")
         sys.exit(0 if md else 1)
     if len(sys.argv) > 2 and sys.argv[1] in ("--check", "--check-guest"):

@@ -668,16 +668,31 @@ def rate(x):
     return "n/a" if x is None else str(int(x)) if x == int(x) else f"{x:.2f}"
 
 
+def stat_cells(vals):
+    """The cells every window row starts with, each boot's values in turn:
+    how many, the median, the p99 (from P99_MIN values) and the max."""
+    return (" / ".join(str(len(v)) for v in vals) + " | "
+            + " / ".join(us(statistics.median(v)) for v in vals) + " | "
+            + " / ".join(us(p99(v)) if len(v) >= P99_MIN else f"n<{P99_MIN}" for v in vals)
+            + " | " + " / ".join(us(max(v)) for v in vals) + " | ")
+
+
+def window_rows(records, bench):
+    """The figures of @bench a window table shows, and what every such
+    table needs beside them: (rows, records by boot, the 2MB copy time,
+    the kernels in report order); rows is [] when there is none."""
+    rows = [d for d in records if d.get("bench") == bench and "skip" not in d]
+    tags = {d["tag"] for d in rows}
+    kernels = [t for t in KERNELS if t in tags] + sorted(tags - set(KERNELS))
+    return rows, by_boot(records), copy_2mb_us(records), kernels
+
+
 def kernel_window_section(records, accel):
     """The in-kernel window table (Markdown lines), [] when no record has
     one. records carry "_boot" (their file, one per boot)."""
-    rows = [d for d in records if d.get("bench") == "kernel_window" and "skip" not in d]
+    rows, B, copy, kernels = window_rows(records, "kernel_window")
     if not rows:
         return []
-    B = by_boot(records)
-    copy = copy_2mb_us(records)
-    tags = {d["tag"] for d in rows}
-    kernels = [t for t in KERNELS if t in tags] + sorted(tags - set(KERNELS))
     clocks = sorted({(d.get("trace_clock", "?"), d.get("clock_step_us")) for d in rows},
                     key=str)
     per_folio = sorted({(k, d[k] / max(d.get("folios") or 1, 1)) for d in rows
@@ -762,11 +777,7 @@ def kernel_window_section(records, accel):
                 continue
             vals = [r.get("values") or [] for r in recs]
             cp = [copy.get((r.get("_boot", ""), own_kernel(tag))) for r in recs]
-            md.append(f"| {tag} | {label} | {' / '.join(str(len(v)) for v in vals)} | "
-                      + " / ".join(us(statistics.median(v)) for v in vals) + " | "
-                      + " / ".join(us(p99(v)) if len(v) >= P99_MIN else f"n<{P99_MIN}"
-                                   for v in vals) + " | "
-                      + " / ".join(us(max(v)) for v in vals) + " | "
+            md.append(f"| {tag} | {label} | " + stat_cells(vals)
                       + " / ".join("n/a" if c is None else us(c) for c in cp) + " |"
                       + ("".join(" " + " / ".join(us(r[k]) if k in r else "-" for r in recs)
                                  + " |" for k in ("call_median_us", "call_max_us"))
@@ -786,13 +797,9 @@ def toucher_window_section(records, accel):
     thread reading or writing it (movebench's "window" figures), beside the
     in-kernel window of the same runs, with its page faults per folio.
     Markdown lines, [] when there is none. records carry "_boot"."""
-    rows = [d for d in records if d.get("bench") == "window" and "skip" not in d]
+    rows, B, copy, kernels = window_rows(records, "window")
     if not rows:
         return []
-    B = by_boot(records)
-    copy = copy_2mb_us(records)
-    tags = {d["tag"] for d in rows}
-    kernels = [t for t in KERNELS if t in tags] + sorted(tags - set(KERNELS))
     md = [f"## The toucher's view: a reader or a writer blocked while its 2MB THP "
           f"migrates, µs [{accel}]", ""]
     md.append("- Per folio the longest access of the thread touching it while it moves node "
@@ -830,11 +837,7 @@ def toucher_window_section(records, accel):
             vals = [r.get("values") or [] for r in recs]
             kmed = [kw.get(r.get("_boot", ""), {}).get("values") for r in recs]
             cp = [copy.get((r.get("_boot", ""), own_kernel(tag))) for r in recs]
-            md.append(f"| {tag} | {label} | {' / '.join(str(len(v)) for v in vals)} | "
-                      + " / ".join(us(statistics.median(v)) for v in vals) + " | "
-                      + " / ".join(us(p99(v)) if len(v) >= P99_MIN else f"n<{P99_MIN}"
-                                   for v in vals) + " | "
-                      + " / ".join(us(max(v)) for v in vals) + " | "
+            md.append(f"| {tag} | {label} | " + stat_cells(vals)
                       + "".join(" / ".join(us(r[k]) if k in r else "-" for r in recs) + " | "
                                 for k in ("faulting_median_us", "faulting_max_us"))
                       + " / ".join(us(statistics.median(k)) if k else "n/a" for k in kmed)

@@ -804,15 +804,22 @@ static volatile int busy_stop, busy_on, busy_cpu;
 static pthread_t busy_th;
 static cpu_set_t mover_mask;	/* the mover's affinity before mover_pin() */
 
+/* Bind the calling thread to @cpu: whether it now runs there */
+static bool pin_self(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return !sched_setaffinity(0, sizeof(set), &set) && sched_getcpu() == cpu;
+}
+
 static void *busy_loop(void *arg)
 {
 	static volatile unsigned long word;
-	cpu_set_t set;
 
 	(void)arg;
-	CPU_ZERO(&set);
-	CPU_SET(busy_cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) || sched_getcpu() != busy_cpu) {
+	if (!pin_self(busy_cpu)) {
 		busy_on = -1;
 		return NULL;
 	}
@@ -1557,12 +1564,8 @@ static long thread_faults(void)
  */
 static void *toucher(void *arg)
 {
-	cpu_set_t set;
-
 	(void)arg;
-	CPU_ZERO(&set);
-	CPU_SET(TOUCH_CPU, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) || sched_getcpu() != TOUCH_CPU) {
+	if (!pin_self(TOUCH_CPU)) {
 		win_on = -1;
 		return NULL;
 	}

@@ -133,7 +133,9 @@ META_RE = re.compile(r"(^|/)meta\.[^/]*$")
 PRUNED = (("results-pruned-2026-12-07",
            "the 52 folders no text cited on 2026-12-07 (11 MB of 19 MB)", "6e14560"),
           ("results-pruned-2026-12-07-uffd",
-           "the 5 folders of the UFFDIO_MOVE patches before their rework", "39ad893"))
+           "the 5 folders of the UFFDIO_MOVE patches before their rework", "39ad893"),
+          ("results-pruned-2026-12-07-precopy",
+           "7 folders of the pre-copy RFC before its rework, or superseded", "b1d6465"))
 
 # The first component of an absolute path that is fine anywhere.
 ALLOWED_ROOTS = {"proc", "sys", "dev", "init", "devices"}

@@ -37,11 +37,22 @@ load_base() {
 		die "base commit $BASE_COMMIT is gone from $BASE_REPO (run scripts/base again)"
 }
 
+# True if directory $1 is a worktree of the base repository, at its top.
+# "git -C dir" alone is not enough: a plain directory under work/ is inside
+# the project's own clone, and git would act on the project instead.
+base_worktree() {
+	local top common
+	[ -d "$1" ] || return 1
+	top=$(git -C "$1" rev-parse --show-toplevel 2>/dev/null) || return 1
+	[ "$top" = "$(cd "$1" && pwd -P)" ] || return 1
+	common=$(git -C "$1" rev-parse --path-format=absolute --git-common-dir 2>/dev/null) || return 1
+	[ "$common" = "$(git -C "$BASE_REPO" rev-parse --path-format=absolute --git-common-dir)" ]
+}
+
 # Fail unless $TREE is a worktree of the base repository.
 need_tree() {
 	load_base
-	git -C "$TREE" rev-parse --git-dir >/dev/null 2>&1 ||
-		die "no kernel worktree at $TREE (run scripts/apply first)"
+	base_worktree "$TREE" || die "no kernel worktree at $TREE (run scripts/apply first)"
 }
 
 # Patches listed in $SERIES, one path per line, comments and blanks skipped.

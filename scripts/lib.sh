@@ -4,6 +4,11 @@
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORKDIR=${WORKDIR:-$ROOT/work}
 case $WORKDIR in /*) ;; *) WORKDIR=$PWD/$WORKDIR ;; esac
+# git run in a directory under $WORKDIR that is not a tree of its own must
+# fail, not act on a repository above it (the project's clone, when work/
+# is inside it); and variables a git hook exports must not redirect it.
+unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_COMMON_DIR GIT_OBJECT_DIRECTORY
+export GIT_CEILING_DIRECTORIES=$WORKDIR${GIT_CEILING_DIRECTORIES:+:$GIT_CEILING_DIRECTORIES}
 BASEDIR=$WORKDIR/base          # git repo holding the base commit (Debian default)
 TREE=${TREE:-$WORKDIR/linux}   # worktree: base + series
 BASE_ENV=$WORKDIR/base.env     # records which repo and commit are the base
@@ -37,16 +42,23 @@ load_base() {
 		die "base commit $BASE_COMMIT is gone from $BASE_REPO (run scripts/base again)"
 }
 
-# True if directory $1 is a worktree of the base repository, at its top.
-# "git -C dir" alone is not enough: a plain directory under work/ is inside
-# the project's own clone, and git would act on the project instead.
-base_worktree() {
-	local top common
+# True if directory $1 is the top of a git work tree of its own.
+own_toplevel() {
+	local top
 	[ -d "$1" ] || return 1
 	top=$(git -C "$1" rev-parse --show-toplevel 2>/dev/null) || return 1
-	[ "$top" = "$(cd "$1" && pwd -P)" ] || return 1
+	[ "$top" = "$(cd -- "$1" >/dev/null && pwd -P)" ]
+}
+
+# True if directory $1 is a linked worktree of the base repository, at its
+# top: never the base's own checkout (a user's clone, which the scripts
+# would remove to replace it), never a directory git only finds inside.
+base_worktree() {
+	local common
+	[ -n "${BASE_REPO:-}" ] && own_toplevel "$1" || return 1
 	common=$(git -C "$1" rev-parse --path-format=absolute --git-common-dir 2>/dev/null) || return 1
-	[ "$common" = "$(git -C "$BASE_REPO" rev-parse --path-format=absolute --git-common-dir)" ]
+	[ "$common" = "$(git -C "$BASE_REPO" rev-parse --path-format=absolute --git-common-dir)" ] &&
+		[ "$(git -C "$1" rev-parse --absolute-git-dir)" != "$common" ]
 }
 
 # Fail unless $TREE is a worktree of the base repository.

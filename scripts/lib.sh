@@ -61,6 +61,16 @@ base_worktree() {
 		[ "$(git -C "$1" rev-parse --absolute-git-dir)" != "$common" ]
 }
 
+# Make directory $1 a new worktree of the base at commit $2 (detached),
+# throwing away whatever was there.
+new_base_worktree() {
+	git -C "$BASE_REPO" worktree remove --force "$1" >/dev/null 2>&1 || rm -rf "$1"
+	git -C "$BASE_REPO" worktree prune
+	git -C "$BASE_REPO" worktree add -q --force --detach "$1" "$2" ||
+		die "cannot add a worktree of $BASE_REPO at $1"
+	base_worktree "$1" || die "git added no usable worktree at $1"
+}
+
 # Fail unless $TREE is a worktree of the base repository.
 need_tree() {
 	load_base
